@@ -1,0 +1,59 @@
+# hbrep: two commands on a fresh clone — `make demo` and `make test`. Each installs what it needs.
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+UV := $(VENV)/bin/uv
+STAMP := $(VENV)/.installed
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+export SPARK_LOCAL_IP := 127.0.0.1
+export GX_ANALYTICS_ENABLED := false
+export PYSPARK_PYTHON := $(CURDIR)/$(VENV)/bin/python
+export PYSPARK_DRIVER_PYTHON := $(CURDIR)/$(VENV)/bin/python
+
+.PHONY: install test test-fast demo bench lint fmt lock proto clean up down chaos
+
+install: $(STAMP)
+
+# Re-runs only when the pins or the package metadata change; otherwise `make install` is a no-op.
+$(STAMP): pyproject.toml constraints.txt
+	@command -v java >/dev/null || { echo "hbrep: java not found (Java 17 is required for ZooKeeper and Spark)"; exit 1; }
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@test -x $(UV) || $(VENV)/bin/pip install -q uv==0.13.9
+	$(UV) pip install --python $(PY) -q -r constraints.txt
+	$(UV) pip install --python $(PY) -q --no-deps -e .
+	@touch $(STAMP)
+
+test: install
+	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+
+test-fast: install
+	$(PY) -m pytest -q -m "not slow" $(PYTEST_ARGS)
+
+demo: install
+	$(PY) -m replication.demo
+
+bench: install
+	$(PY) -m bench $(if $(QUICK),--quick,)
+
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+fmt: install
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+# Regenerate the checked-in protobuf modules from replication/proto/*.proto.
+proto: install
+	$(PY) -m grpc_tools.protoc -Ireplication/proto --python_out=replication/proto --pyi_out=replication/proto \
+	  --grpc_python_out=replication/proto replication/proto/*.proto
+	sed -i -E 's/^import ([a-z_]+_pb2)/from . import \1/' replication/proto/*_pb2*.py
+
+# Re-pin every dependency (run after editing pyproject.toml); commit constraints.txt.
+lock: install
+	$(UV) pip compile pyproject.toml --extra dev -c constraints.txt --python-version 3.11 \
+	  --no-annotate --no-header -o constraints.txt
+
+clean:
+	rm -rf $(VENV) .hbrep build *.egg-info

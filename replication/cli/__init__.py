@@ -1,0 +1,81 @@
+"""The ``hbrep`` command line. Names follow the HBase shell (DESIGN.md, "CLI contract").
+
+Every command takes ``--cluster CLUSTER_KEY`` (default: ``HBREP_CLUSTER``, else the local default
+``127.0.0.1:<hbase.zookeeper.property.clientPort>:<zookeeper.znode.parent>``) and ``--conf FILE``.
+Bad input exits non-zero with one ``hbrep: error: ...`` line.
+
+Each command group lives in its own module below and is registered at the bottom of this file.
+Heavy imports (Spark, GX) happen inside the commands, so ``hbrep --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from replication.cli.common import CliContext, pass_context
+from replication.errors import HbrepError
+
+__all__ = ["CliContext", "main", "pass_context"]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+@click.option(
+    "--cluster",
+    "cluster_key",
+    envvar="HBREP_CLUSTER",
+    metavar="CLUSTER_KEY",
+    help="Source cluster key quorum:port:/parent (env HBREP_CLUSTER).",
+)
+@click.option(
+    "--conf",
+    "conf_file",
+    envvar="HBREP_CONF",
+    type=click.Path(dir_okay=False),
+    help="An hbase-site.xml to read (env HBREP_CONF).",
+)
+@click.option(
+    "--zk-auth",
+    envvar="HBREP_ZK_AUTH",
+    metavar="USER:PASSWORD",
+    help="ZooKeeper digest credentials (env HBREP_ZK_AUTH); znodes then get creator-only ACLs.",
+)
+@click.option("-v", "--verbose", is_flag=True, help="Log at INFO level to stderr.")
+@click.version_option(package_name="hbrep", prog_name="hbrep")
+@click.pass_context
+def cli(ctx: click.Context, cluster_key: str | None, conf_file: str | None, zk_auth: str | None, verbose: bool) -> None:
+    """hbrep: HBase-style cluster replication, run as batch."""
+    ctx.obj = CliContext(cluster_key=cluster_key, conf_file=conf_file, zk_auth=zk_auth, verbose=verbose)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; HbrepError becomes one ``hbrep: error:`` line on stderr and its exit code."""
+    try:
+        result = cli.main(args=argv, prog_name="hbrep", standalone_mode=False)
+    except HbrepError as exc:
+        click.echo(f"hbrep: error: {exc}", err=True)
+        return exc.exit_code
+    except click.exceptions.Abort:
+        click.echo("hbrep: aborted", err=True)
+        return 130
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    # With standalone_mode=False click returns the code of a click.exceptions.Exit.
+    return result if isinstance(result, int) else 0
+
+
+def _register() -> None:
+    from replication.cli import zk_commands
+
+    for command in (zk_commands.zk,):
+        cli.add_command(command)
+
+
+_register()
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

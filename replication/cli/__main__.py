@@ -1,0 +1,5 @@
+import sys
+
+from replication.cli import main
+
+sys.exit(main())

@@ -1,0 +1,341 @@
+"""Configuration with HBase's key names and defaults (spec §9).
+
+Layers, later wins: built-in defaults, then an ``hbase-site.xml`` (given as ``--conf`` or the
+``HBREP_CONF`` environment variable), then environment overrides ``HBREP__<key>`` where ``__`` stands
+for ``.`` (``HBREP__replication__source__ratio=0.25``), then explicit overrides passed in code.
+
+Unknown keys are kept (HBase passes them through too); values of known keys are checked when the
+configuration is built, and a bad one is rejected with the key and the source named.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from replication.errors import ConfigError
+
+ENV_CONF_FILE = "HBREP_CONF"
+ENV_OVERRIDE_PREFIX = "HBREP__"
+ENV_CLUSTER = "HBREP_CLUSTER"
+
+# Key → default, as HBase ships them ([2.5] hbase-default.xml and the classes named in spec §9).
+# Keys prefixed "hbrep." are ours; every other key is HBase's own name.
+DEFAULTS: dict[str, str] = {
+    # source side (ReplicationSource, ReplicationSourceWALReader, ReplicationSourceShipper)
+    "replication.source.size.capacity": "67108864",
+    "replication.source.nb.capacity": "25000",
+    "replication.source.nb.batches": "1",
+    "replication.total.buffer.quota": "268435456",
+    "replication.source.sleepforretries": "1000",
+    "replication.source.maxretriesmultiplier": "300",
+    "replication.source.maxterminationmultiplier": "2",
+    "replication.source.shipedits.timeout": "60000",
+    "replication.source.getEntries.timeout": "20000",
+    "replication.source.eof.autorecovery": "false",
+    "replication.source.log.queue.warn": "2",
+    "replication.source.per.peer.node.bandwidth": "0",
+    "replication.source.ratio": "0.5",
+    "replication.bad.sink.threshold": "3",
+    "replication.source.regionserver.abort": "true",
+    "replication.replicationsource.implementation": "ReplicationSource",
+    "replication.sleep.before.failover": "30000",
+    "replication.executor.workers": "1",
+    "replication.sink.client.retries.number": "4",
+    "replication.sink.client.ops.timeout": "10000",
+    "replication.stats.thread.period.seconds": "300",
+    "hbase.replication.source.maxthreads": "10",
+    "hbase.replication.rpc.codec": "org.apache.hadoop.hbase.codec.KeyValueCodecWithTags",
+    "hbase.replication.drop.on.deleted.table": "false",
+    "hbase.replication.drop.on.deleted.columnfamily": "false",
+    "hbase.replication.bulkload.enabled": "false",
+    "hbase.replication.wait.on.endpoint.seconds": "30",
+    "hbase.regionserver.replication.handler.count": "3",
+    "hbase.rpc.timeout": "60000",
+    "hbase.rpc.rows.warning.threshold": "5000",
+    "hbase.ipc.max.request.size": "268435456",
+    # ZooKeeper layout (ZNodePaths, ZKReplicationStorageBase)
+    "zookeeper.znode.parent": "/hbase",
+    "zookeeper.znode.replication": "replication",
+    "zookeeper.znode.replication.peers": "peers",
+    "zookeeper.znode.replication.peers.state": "peer-state",
+    "zookeeper.znode.replication.rs": "rs",
+    "zookeeper.znode.replication.hfile.refs": "hfile-refs",
+    "zookeeper.znode.replication.regions": "regions",
+    "zookeeper.znode.rs": "rs",
+    "zookeeper.znode.clusterId": "hbaseid",
+    "hbase.zookeeper.quorum": "127.0.0.1",
+    "hbase.zookeeper.property.clientPort": "2181",
+    "zookeeper.session.timeout": "90000",
+    # WAL (AbstractFSWAL, WALUtil, ProtobufLogWriter)
+    "hbase.wal.provider": "filesystem",
+    "hbase.regionserver.logroll.period": "3600000",
+    "hbase.regionserver.logroll.multiplier": "0.5",
+    "hbase.regionserver.hlog.blocksize": "268435456",
+    "hbase.regionserver.maxlogs": "32",
+    "hbase.regionserver.wal.enablecompression": "false",
+    "hbase.regionserver.waltrailer.warn.size": "1048576",
+    "hbase.separate.oldlogdir.by.regionserver": "false",
+    "hbase.hregion.memstore.flush.size": "134217728",
+    "hbase.regionserver.optionalcacheflushinterval": "3600000",
+    # master chores
+    "hbase.master.logcleaner.ttl": "600000",
+    "hbase.master.cleaner.interval": "600000",
+    # hbrep's own keys
+    "hbrep.state.dir": ".hbrep",
+    "hbrep.spark.master": "local[2]",
+    "hbrep.lag.alert.ms": "300000",
+    "hbrep.cluster.token": "",
+    "hbrep.zk.auth": "",
+}
+
+Validator = Callable[[str], object]
+
+
+def _int(minimum: int | None = None, maximum: int | None = None) -> Validator:
+    def check(raw: str) -> int:
+        try:
+            value = int(raw.strip())
+        except ValueError:
+            raise ValueError(f"{raw!r} is not an integer") from None
+        if minimum is not None and value < minimum:
+            raise ValueError(f"{value} is below the minimum {minimum}")
+        if maximum is not None and value > maximum:
+            raise ValueError(f"{value} is above the maximum {maximum}")
+        return value
+
+    return check
+
+
+def _float(low: float, high: float, low_open: bool = False) -> Validator:
+    def check(raw: str) -> float:
+        try:
+            value = float(raw.strip())
+        except ValueError:
+            raise ValueError(f"{raw!r} is not a number") from None
+        if math.isnan(value) or value > high or value < low or (low_open and value == low):
+            bracket = "(" if low_open else "["
+            raise ValueError(f"{value} is outside {bracket}{low}, {high}]")
+        return value
+
+    return check
+
+
+def _bool(raw: str) -> bool:
+    lowered = raw.strip().lower()
+    if lowered in ("true", "1", "yes", "on"):
+        return True
+    if lowered in ("false", "0", "no", "off"):
+        return False
+    raise ValueError(f"{raw!r} is not a boolean (true/false)")
+
+
+def _znode_parent(raw: str) -> str:
+    if not raw.startswith("/") or (len(raw) > 1 and raw.endswith("/")):
+        raise ValueError(f"{raw!r} must start with '/' and not end with '/'")
+    return raw
+
+
+def _name(raw: str) -> str:
+    if not raw or "/" in raw:
+        raise ValueError(f"{raw!r} must be a non-empty znode name without '/'")
+    return raw
+
+
+VALIDATORS: dict[str, Validator] = {
+    "replication.source.size.capacity": _int(1),
+    "replication.source.nb.capacity": _int(1),
+    "replication.source.nb.batches": _int(1),
+    "replication.total.buffer.quota": _int(1),
+    "replication.source.sleepforretries": _int(0),
+    "replication.source.maxretriesmultiplier": _int(1),
+    "replication.source.maxterminationmultiplier": _int(1),
+    "replication.source.shipedits.timeout": _int(1),
+    "replication.source.getEntries.timeout": _int(1),
+    "replication.source.eof.autorecovery": _bool,
+    "replication.source.log.queue.warn": _int(0),
+    "replication.source.per.peer.node.bandwidth": _int(0),
+    "replication.source.ratio": _float(0.0, 1.0, low_open=True),
+    "replication.bad.sink.threshold": _int(1),
+    "replication.source.regionserver.abort": _bool,
+    "replication.sleep.before.failover": _int(0),
+    "replication.executor.workers": _int(1),
+    "replication.sink.client.retries.number": _int(0),
+    "replication.sink.client.ops.timeout": _int(1),
+    "hbase.replication.source.maxthreads": _int(1),
+    "hbase.replication.drop.on.deleted.table": _bool,
+    "hbase.replication.drop.on.deleted.columnfamily": _bool,
+    "hbase.replication.bulkload.enabled": _bool,
+    "hbase.rpc.timeout": _int(1),
+    "hbase.rpc.rows.warning.threshold": _int(1),
+    "hbase.ipc.max.request.size": _int(1),
+    "zookeeper.znode.parent": _znode_parent,
+    "zookeeper.znode.replication": _name,
+    "zookeeper.znode.replication.peers": _name,
+    "zookeeper.znode.replication.peers.state": _name,
+    "zookeeper.znode.replication.rs": _name,
+    "zookeeper.znode.rs": _name,
+    "zookeeper.znode.clusterId": _name,
+    "hbase.zookeeper.property.clientPort": _int(1, 65535),
+    "zookeeper.session.timeout": _int(1),
+    "hbase.regionserver.logroll.period": _int(1),
+    "hbase.regionserver.logroll.multiplier": _float(0.0, 1.0, low_open=True),
+    "hbase.regionserver.hlog.blocksize": _int(1),
+    "hbase.regionserver.maxlogs": _int(1),
+    "hbase.regionserver.wal.enablecompression": _bool,
+    "hbase.regionserver.waltrailer.warn.size": _int(0),
+    "hbase.separate.oldlogdir.by.regionserver": _bool,
+    "hbase.hregion.memstore.flush.size": _int(1),
+    "hbase.regionserver.optionalcacheflushinterval": _int(0),
+    "hbase.master.logcleaner.ttl": _int(0),
+    "hbase.master.cleaner.interval": _int(1),
+    "hbrep.lag.alert.ms": _int(1),
+}
+
+
+@dataclass(frozen=True)
+class _Setting:
+    value: str
+    source: str
+
+
+class Config(Mapping[str, str]):
+    """An immutable view of HBase-style settings; every known key's value is valid."""
+
+    def __init__(self, settings: Mapping[str, _Setting]):
+        self._settings = dict(settings)
+        for key, setting in self._settings.items():
+            validator = VALIDATORS.get(key)
+            if validator is None:
+                continue
+            try:
+                validator(setting.value)
+            except ValueError as exc:
+                raise ConfigError(f"bad value for {key} (from {setting.source}): {exc}") from None
+
+    # -- construction ---------------------------------------------------------------------------
+    @classmethod
+    def load(
+        cls,
+        conf_file: str | os.PathLike[str] | None = None,
+        env: Mapping[str, str] | None = None,
+        overrides: Mapping[str, object] | None = None,
+    ) -> Config:
+        """Build the configuration from defaults, an hbase-site.xml, the environment and overrides.
+
+        Raises ConfigError naming the key (and where it came from) for any invalid value, and
+        naming the file when it is missing or not a Hadoop configuration XML.
+        """
+        env = os.environ if env is None else env
+        settings = {key: _Setting(value, "defaults") for key, value in DEFAULTS.items()}
+        path = conf_file if conf_file is not None else env.get(ENV_CONF_FILE) or None
+        if path is not None:
+            for key, value in read_site_xml(path).items():
+                settings[key] = _Setting(value, str(path))
+        for name, value in env.items():
+            if name.startswith(ENV_OVERRIDE_PREFIX) and len(name) > len(ENV_OVERRIDE_PREFIX):
+                key = name[len(ENV_OVERRIDE_PREFIX) :].replace("__", ".")
+                settings[key] = _Setting(value, f"environment {name}")
+        for key, value in (overrides or {}).items():
+            settings[key] = _Setting(_to_text(value), "overrides")
+        return cls(settings)
+
+    def with_overrides(self, overrides: Mapping[str, object]) -> Config:
+        """Return a copy with the given keys replaced (validated like any other source)."""
+        settings = dict(self._settings)
+        for key, value in overrides.items():
+            settings[key] = _Setting(_to_text(value), "overrides")
+        return Config(settings)
+
+    # -- Mapping --------------------------------------------------------------------------------
+    def __getitem__(self, key: str) -> str:
+        return self._settings[key].value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._settings)
+
+    def __len__(self) -> int:
+        return len(self._settings)
+
+    def source_of(self, key: str) -> str:
+        """Where the value of ``key`` came from: defaults, a file path, an env var or overrides."""
+        return self._settings[key].source
+
+    # -- typed accessors ------------------------------------------------------------------------
+    def get_str(self, key: str, default: str | None = None) -> str:
+        """The raw string value; ``default`` (or ConfigError) when the key is not set anywhere."""
+        if key in self._settings:
+            return self._settings[key].value
+        if default is None:
+            raise ConfigError(f"missing configuration key {key}")
+        return default
+
+    def get_int(self, key: str, default: int | None = None) -> int:
+        """The value as an int; ConfigError naming the key when it is not an integer."""
+        raw = self.get_str(key, None if default is None else str(default))
+        return self._convert(key, raw, _int())  # type: ignore[return-value]
+
+    def get_float(self, key: str, default: float | None = None) -> float:
+        """The value as a float; ConfigError naming the key when it is not a number."""
+        raw = self.get_str(key, None if default is None else repr(default))
+        return self._convert(key, raw, _float(-math.inf, math.inf))  # type: ignore[return-value]
+
+    def get_bool(self, key: str, default: bool | None = None) -> bool:
+        """The value as a bool (true/false, 1/0, yes/no, on/off)."""
+        raw = self.get_str(key, None if default is None else str(default).lower())
+        return self._convert(key, raw, _bool)  # type: ignore[return-value]
+
+    def _convert(self, key: str, raw: str, validator: Validator) -> object:
+        try:
+            return validator(raw)
+        except ValueError as exc:
+            source = self._settings[key].source if key in self._settings else "default argument"
+            raise ConfigError(f"bad value for {key} (from {source}): {exc}") from None
+
+    def as_dict(self) -> dict[str, str]:
+        """Plain key → value dict (for shipping to Spark executors or writing to a manifest)."""
+        return {key: setting.value for key, setting in self._settings.items()}
+
+
+def _to_text(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def read_site_xml(path: str | os.PathLike[str]) -> dict[str, str]:
+    """Parse a Hadoop-style ``<configuration><property><name/><value/></property>`` file.
+
+    Raises ConfigError naming the file when it is missing, not XML, or a property has no name.
+    """
+    file = Path(path)
+    try:
+        root = ET.parse(file).getroot()
+    except FileNotFoundError:
+        raise ConfigError(f"configuration file not found: {file}") from None
+    except ET.ParseError as exc:
+        raise ConfigError(f"configuration file {file} is not valid XML: {exc}") from None
+    if root.tag != "configuration":
+        raise ConfigError(f"configuration file {file}: root element is <{root.tag}>, not <configuration>")
+    values: dict[str, str] = {}
+    for prop in root.iter("property"):
+        name = (prop.findtext("name") or "").strip()
+        if not name:
+            raise ConfigError(f"configuration file {file}: a <property> has no <name>")
+        values[name] = (prop.findtext("value") or "").strip()
+    return values
+
+
+def write_site_xml(path: str | os.PathLike[str], values: Mapping[str, object]) -> None:
+    """Write ``values`` as an hbase-site.xml (the inverse of :func:`read_site_xml`)."""
+    root = ET.Element("configuration")
+    for key, value in values.items():
+        prop = ET.SubElement(root, "property")
+        ET.SubElement(prop, "name").text = key
+        ET.SubElement(prop, "value").text = _to_text(value)
+    ET.indent(root)
+    Path(path).write_text(ET.tostring(root, encoding="unicode") + "\n")

@@ -1,0 +1,33 @@
+"""Building SparkSessions the same way everywhere (driver bound to loopback, no UI in tests)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+
+
+def spark_session(app_name: str, master: str | None = None, conf: Mapping[str, str] | None = None):
+    """Get or create a SparkSession for ``master`` (default ``hbrep.spark.master`` = local[2]).
+
+    The driver binds to 127.0.0.1 and Python workers use this interpreter.
+    """
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = (
+        SparkSession.builder.appName(app_name)
+        .master(master or "local[2]")
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.python.worker.reuse", "true")
+    )
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("WARN")
+    return session

@@ -1,0 +1,69 @@
+"""Opening kazoo clients for a cluster key, with one clear error when ZooKeeper is unreachable."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator
+
+from kazoo.client import KazooClient
+from kazoo.handlers.threading import KazooTimeoutError
+from kazoo.retry import KazooRetry
+
+from replication.errors import HbrepError
+from replication.zk.cluster_key import ClusterKey
+
+
+class ZooKeeperUnavailable(HbrepError):
+    """ZooKeeper could not be reached (or authenticated against) in time."""
+
+
+def parse_auth(auth: str | None) -> list[tuple[str, str]]:
+    """``user:password`` → kazoo ``auth_data`` for the digest scheme ([] when empty)."""
+    if not auth:
+        return []
+    if ":" not in auth:
+        raise HbrepError("ZooKeeper auth must be user:password")
+    return [("digest", auth)]
+
+
+def connect(
+    cluster: ClusterKey | str,
+    *,
+    timeout: float = 15.0,
+    auth: str | None = None,
+    read_only: bool = False,
+) -> KazooClient:
+    """A started KazooClient for the cluster's quorum (retrying connection loss with backoff).
+
+    Raises ZooKeeperUnavailable naming the quorum when no server answers within ``timeout``.
+    """
+    key = ClusterKey.parse(cluster) if isinstance(cluster, str) else cluster
+    client = KazooClient(
+        hosts=key.hosts,
+        timeout=10.0,
+        connection_retry=KazooRetry(max_tries=3, delay=0.2, max_delay=2.0),
+        command_retry=KazooRetry(max_tries=5, delay=0.1, max_delay=2.0),
+        auth_data=parse_auth(auth) or None,
+        read_only=read_only,
+        logger=logging.getLogger("kazoo.client"),
+    )
+    try:
+        client.start(timeout=timeout)
+    except KazooTimeoutError:
+        with contextlib.suppress(Exception):
+            client.stop()
+            client.close()
+        raise ZooKeeperUnavailable(f"ZooKeeper at {key.hosts} did not answer within {timeout:.0f}s") from None
+    return client
+
+
+@contextlib.contextmanager
+def connected(cluster: ClusterKey | str, **kwargs: object) -> Iterator[KazooClient]:
+    """``with connected(key) as zk:`` — a client that is stopped and closed on exit."""
+    client = connect(cluster, **kwargs)  # type: ignore[arg-type]
+    try:
+        yield client
+    finally:
+        client.stop()
+        client.close()
