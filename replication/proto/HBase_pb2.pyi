@@ -1,0 +1,55 @@
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from typing import ClassVar as _ClassVar, Optional as _Optional
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class TableName(_message.Message):
+    __slots__ = ("namespace", "qualifier")
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    QUALIFIER_FIELD_NUMBER: _ClassVar[int]
+    namespace: bytes
+    qualifier: bytes
+    def __init__(self, namespace: _Optional[bytes] = ..., qualifier: _Optional[bytes] = ...) -> None: ...
+
+class UUID(_message.Message):
+    __slots__ = ("least_sig_bits", "most_sig_bits")
+    LEAST_SIG_BITS_FIELD_NUMBER: _ClassVar[int]
+    MOST_SIG_BITS_FIELD_NUMBER: _ClassVar[int]
+    least_sig_bits: int
+    most_sig_bits: int
+    def __init__(self, least_sig_bits: _Optional[int] = ..., most_sig_bits: _Optional[int] = ...) -> None: ...
+
+class ServerName(_message.Message):
+    __slots__ = ("host_name", "port", "start_code")
+    HOST_NAME_FIELD_NUMBER: _ClassVar[int]
+    PORT_FIELD_NUMBER: _ClassVar[int]
+    START_CODE_FIELD_NUMBER: _ClassVar[int]
+    host_name: str
+    port: int
+    start_code: int
+    def __init__(self, host_name: _Optional[str] = ..., port: _Optional[int] = ..., start_code: _Optional[int] = ...) -> None: ...
+
+class NameStringPair(_message.Message):
+    __slots__ = ("name", "value")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    value: str
+    def __init__(self, name: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+
+class NameBytesPair(_message.Message):
+    __slots__ = ("name", "value")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    value: bytes
+    def __init__(self, name: _Optional[str] = ..., value: _Optional[bytes] = ...) -> None: ...
+
+class BytesBytesPair(_message.Message):
+    __slots__ = ("first", "second")
+    FIRST_FIELD_NUMBER: _ClassVar[int]
+    SECOND_FIELD_NUMBER: _ClassVar[int]
+    first: bytes
+    second: bytes
+    def __init__(self, first: _Optional[bytes] = ..., second: _Optional[bytes] = ...) -> None: ...
