@@ -91,7 +91,7 @@ def test_corrupt_descriptor_names_the_file(registry):
     path = registry.descriptor_path("t1")
     with open(path, "w") as out:
         out.write("{not json")
-    with pytest.raises(CorruptTableFile, match="descriptor.json"):
+    with pytest.raises(CorruptTableFile, match=r"descriptor\.json"):
         registry.get("t1")
 
 
