@@ -1,0 +1,43 @@
+"""Optional ZooKeeper digest ACLs: with credentials, every znode we create is creator-only.
+
+``hbrep.zk.auth`` / ``--zk-auth user:password`` adds digest auth to the session
+(:func:`replication.zk.client.connect`); :func:`acl_for` then gives ``CREATOR_ALL_ACL`` so only that
+identity can read or change the replication state. Without credentials znodes are open, as HBase
+leaves them when security is off. :func:`zk_access` turns ZooKeeper's NoAuth into one clear error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoAuthError
+from kazoo.security import ACL, CREATOR_ALL_ACL, OPEN_ACL_UNSAFE
+
+from replication.errors import HbrepError
+
+
+class ZooKeeperAccessDenied(HbrepError):
+    """ZooKeeper refused an operation because of a znode's ACL."""
+
+
+def has_digest_auth(zk: KazooClient) -> bool:
+    """True when the client session carries digest credentials."""
+    return any(scheme == "digest" for scheme, _ in (zk.auth_data or ()))
+
+
+def acl_for(zk: KazooClient) -> list[ACL]:
+    """The ACL for znodes this client creates: creator-only with digest auth, else open."""
+    return list(CREATOR_ALL_ACL) if has_digest_auth(zk) else list(OPEN_ACL_UNSAFE)
+
+
+@contextlib.contextmanager
+def zk_access(what: str) -> Iterator[None]:
+    """Raise ZooKeeperAccessDenied naming ``what`` when ZooKeeper answers NoAuth inside the block."""
+    try:
+        yield
+    except NoAuthError:
+        raise ZooKeeperAccessDenied(
+            f"ZooKeeper denied access to {what} (ACL): give the owner's credentials with --zk-auth user:password"
+        ) from None

@@ -1,0 +1,100 @@
+"""Znode payloads as HBase writes them: ``PBUF`` + protobuf (spec §3.1, §3.2), plus the legacy readers.
+
+Writers always produce the HBase 2.x bytes. Readers also accept what 0.94 wrote (plain strings), and
+raise :class:`BadZNodeData` naming the znode for anything else, so no value is guessed silently.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from google.protobuf.message import DecodeError
+
+from replication.errors import HbrepError
+from replication.proto import ClusterId_pb2, Replication_pb2, ZooKeeper_pb2
+
+PB_MAGIC = b"PBUF"  # ProtobufMagic.PB_MAGIC
+PEER_STATE_ENABLED = PB_MAGIC + Replication_pb2.ReplicationState(state=0).SerializeToString()
+PEER_STATE_DISABLED = PB_MAGIC + Replication_pb2.ReplicationState(state=1).SerializeToString()
+
+
+class BadZNodeData(HbrepError):
+    """A znode's data is not in any format HBase (2.x or 0.94) writes."""
+
+
+def _parse(message_cls, data: bytes, what: str):
+    message = message_cls()
+    try:
+        message.ParseFromString(data[len(PB_MAGIC) :])
+        if not message.IsInitialized():
+            raise DecodeError("required fields missing")
+    except DecodeError as exc:
+        raise BadZNodeData(f"{what}: bad {message_cls.__name__} protobuf after PBUF ({exc})") from None
+    return message
+
+
+def position_to_bytes(position: int) -> bytes:
+    """``ZKUtil.positionToByteArray``: ``PBUF`` + ReplicationHLogPosition{position}."""
+    if position < 0:
+        raise ValueError(f"negative WAL position {position}")
+    return PB_MAGIC + ZooKeeper_pb2.ReplicationHLogPosition(position=position).SerializeToString()
+
+
+def parse_position(data: bytes | None, what: str = "WAL position") -> int:
+    """``ZKUtil.parseWALPositionFrom``: PBUF protobuf, else an 8-byte big-endian long, empty = 0.
+
+    Also reads 0.94's ASCII decimal (HBase 2.x cannot; we do so that an upgraded 0.94 queue keeps its
+    place). Anything else raises BadZNodeData naming ``what`` (HBase logs and restarts at 0 instead;
+    we refuse to guess).
+    """
+    if not data:
+        return 0
+    if data.startswith(PB_MAGIC):
+        return _parse(ZooKeeper_pb2.ReplicationHLogPosition, data, what).position
+    if len(data) == 8:
+        return int.from_bytes(data, "big", signed=True)
+    if data.isdigit():
+        return int(data)
+    raise BadZNodeData(f"{what}: {len(data)} bytes that are neither PBUF, an 8-byte long nor a decimal")
+
+
+def peer_state_to_bytes(enabled: bool) -> bytes:
+    """``PBUF`` + ReplicationState{ENABLED=0 | DISABLED=1}."""
+    return PEER_STATE_ENABLED if enabled else PEER_STATE_DISABLED
+
+
+def parse_peer_state(data: bytes | None, what: str = "peer-state") -> bool:
+    """True when enabled. Accepts the PBUF form and 0.94's ASCII ``ENABLED``/``DISABLED``."""
+    if data and data.startswith(PB_MAGIC):
+        return _parse(Replication_pb2.ReplicationState, data, what).state == 0
+    if data in (b"ENABLED", b"DISABLED"):
+        return data == b"ENABLED"
+    raise BadZNodeData(f"{what}: {data!r} is not a ReplicationState")
+
+
+def lock_to_bytes(owner: str) -> bytes:
+    """``PBUF`` + ReplicationLock{lock_owner}."""
+    return PB_MAGIC + ZooKeeper_pb2.ReplicationLock(lock_owner=owner).SerializeToString()
+
+
+def parse_lock(data: bytes | None, what: str = "lock") -> str:
+    """The lock owner; 0.94 stored the raw RS name without the magic."""
+    if data and data.startswith(PB_MAGIC):
+        return _parse(ZooKeeper_pb2.ReplicationLock, data, what).lock_owner
+    return (data or b"").decode("utf-8", "replace")
+
+
+def cluster_id_to_bytes(cluster_id: uuid.UUID) -> bytes:
+    """``PBUF`` + ClusterId{cluster_id = the UUID as a string}."""
+    return PB_MAGIC + ClusterId_pb2.ClusterId(cluster_id=str(cluster_id)).SerializeToString()
+
+
+def parse_cluster_id(data: bytes | None, what: str = "hbaseid") -> uuid.UUID:
+    """The cluster UUID from the PBUF form or the legacy raw string."""
+    text = _parse(ClusterId_pb2.ClusterId, data, what).cluster_id if data and data.startswith(PB_MAGIC) else None
+    if text is None:
+        text = (data or b"").decode("utf-8", "replace")
+    try:
+        return uuid.UUID(text)
+    except ValueError:
+        raise BadZNodeData(f"{what}: {text!r} is not a UUID") from None
