@@ -1,0 +1,161 @@
+"""Table files: each memstore flush of one region becomes one Parquet file of cells.
+
+Layout: ``<root>/data/<ns>/<table>/<encoded_region>/<max_sequence as 19 digits>.parquet``, columns
+``row, family, qualifier: binary; timestamp: int64; type: int32; value: binary; sequence: int64``,
+rows in HBase cell order. The file is built in memory and written with ``FileSystem.write_atomic``
+(a temp name starting with "." in the same directory, fsync, rename), so readers (Spark skips names
+starting with "." or "_") see a whole file or none. Cell tags are not stored (the write path keeps
+none; HBase's VerifyReplication compares them, ours compares the other fields).
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from replication.fs import FileStatus, FileSystem
+from replication.tables.descriptors import TABLEDESC_DIR, table_dir
+from replication.tables.errors import CorruptTableFile, TableError
+from replication.tables.semantics import STORED_TYPES, SequencedCell, sort_key
+from replication.wal.model import Cell
+
+SUFFIX = ".parquet"
+SEQUENCE_DIGITS = 19  # Long.MAX_VALUE has 19 digits, so names sort like sequence numbers
+
+CELL_SCHEMA = pa.schema(
+    [
+        pa.field("row", pa.binary(), nullable=False),
+        pa.field("family", pa.binary(), nullable=False),
+        pa.field("qualifier", pa.binary(), nullable=False),
+        pa.field("timestamp", pa.int64(), nullable=False),
+        pa.field("type", pa.int32(), nullable=False),
+        pa.field("value", pa.binary(), nullable=False),
+        pa.field("sequence", pa.int64(), nullable=False),
+    ]
+)
+
+
+class TableFileExists(TableError):
+    """A flush file with the same region and max sequence is already there (never overwritten)."""
+
+
+@dataclass(frozen=True)
+class TableFile:
+    """One table file: its path, region and the highest sequence id it holds."""
+
+    path: str
+    encoded_region: str
+    max_sequence: int
+    length: int
+
+
+def table_file_name(max_sequence: int) -> str:
+    """``<max_sequence zero-padded to 19 digits>.parquet``."""
+    return f"{max_sequence:0{SEQUENCE_DIGITS}d}{SUFFIX}"
+
+
+def cells_to_arrow(cells_with_sequence: Iterable[SequencedCell]) -> pa.Table:
+    """An Arrow table with CELL_SCHEMA, rows in HBase cell order; TableError on a bad cell type."""
+    items = sorted(cells_with_sequence, key=sort_key)
+    cols: dict[str, list] = {name: [] for name in CELL_SCHEMA.names}
+    for cell, seq in items:
+        if cell.type not in STORED_TYPES:
+            raise TableError(f"cell of row {cell.row!r} has type {cell.type}, not a Put or delete type")
+        cols["row"].append(cell.row)
+        cols["family"].append(cell.family)
+        cols["qualifier"].append(cell.qualifier)
+        cols["timestamp"].append(cell.timestamp)
+        cols["type"].append(int(cell.type))
+        cols["value"].append(cell.value)
+        cols["sequence"].append(seq)
+    return pa.table(cols, schema=CELL_SCHEMA)
+
+
+def write_cells(
+    fs: FileSystem,
+    root: str,
+    table: str,
+    encoded_region: str,
+    cells_with_sequence: Iterable[SequencedCell],
+    max_sequence: int,
+) -> str:
+    """Write one flush as a Parquet file atomically and return its path.
+
+    TableError if a cell's sequence is above ``max_sequence`` or its type is not a stored type;
+    TableFileExists if this region already has a file for ``max_sequence`` (a flush never overwrites).
+    """
+    if not encoded_region or "/" in encoded_region or encoded_region.startswith((".", "_")):
+        raise TableError(f"table {table}: illegal encoded region name {encoded_region!r}")
+    arrow = cells_to_arrow(cells_with_sequence)
+    if arrow.num_rows and pc.max(arrow["sequence"]).as_py() > max_sequence:
+        raise TableError(
+            f"table {table} region {encoded_region}: a cell's sequence is above max_sequence {max_sequence}"
+        )
+    path = fs.join(table_dir(fs, root, table), encoded_region, table_file_name(max_sequence))
+    if fs.exists(path):
+        raise TableFileExists(f"table file already exists: {path}")
+    arrow = arrow.replace_schema_metadata(
+        {"hbrep.table": table, "hbrep.region": encoded_region, "hbrep.max_sequence": str(max_sequence)}
+    )
+    sink = io.BytesIO()
+    pq.write_table(arrow, sink, compression="snappy")
+    fs.write_atomic(path, sink.getvalue())
+    return path
+
+
+def list_table_files(fs: FileSystem, root: str, table: str) -> list[TableFile]:
+    """Every finished table file of ``table`` (temp files skipped), by region then sequence."""
+    out = []
+    for region in fs.list(table_dir(fs, root, table)):
+        if not region.is_dir or region.name == TABLEDESC_DIR or region.name.startswith((".", "_")):
+            continue
+        for status in fs.list(region.path):
+            parsed = _parse(status)
+            if parsed is not None:
+                out.append(TableFile(status.path, region.name, parsed, status.length))
+    return sorted(out, key=lambda f: (f.encoded_region, f.max_sequence))
+
+
+def _parse(status: FileStatus) -> int | None:
+    name = status.name
+    if status.is_dir or name.startswith((".", "_")) or not name.endswith(SUFFIX):
+        return None
+    stem = name[: -len(SUFFIX)]
+    return int(stem) if stem.isdigit() else None
+
+
+def read_table_file(fs: FileSystem, path: str) -> pa.Table:
+    """One table file as an Arrow table (CELL_SCHEMA); CorruptTableFile naming the path if unreadable."""
+    data = fs.read_range(path, 0)
+    try:
+        table = pq.read_table(pa.BufferReader(data))
+    except (pa.ArrowException, OSError) as exc:
+        raise CorruptTableFile(f"bad table file {path}: {exc}") from None
+    if table.schema.remove_metadata() != CELL_SCHEMA:
+        raise CorruptTableFile(f"bad table file {path}: unexpected schema {table.schema.names}")
+    return table
+
+
+def read_cells(fs: FileSystem, root: str, table: str) -> list[SequencedCell]:
+    """Every stored cell of ``table`` with its sequence id (all versions and markers), in HBase order."""
+    out: list[SequencedCell] = []
+    for tf in list_table_files(fs, root, table):
+        cols = read_table_file(fs, tf.path).to_pydict()
+        for row, fam, qual, ts, typ, val, seq in zip(
+            cols["row"],
+            cols["family"],
+            cols["qualifier"],
+            cols["timestamp"],
+            cols["type"],
+            cols["value"],
+            cols["sequence"],
+            strict=True,
+        ):
+            out.append((Cell(row, fam, qual, ts, typ, val), seq))
+    out.sort(key=sort_key)
+    return out
