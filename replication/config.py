@@ -91,6 +91,8 @@ DEFAULTS: dict[str, str] = {
     "hbrep.lag.alert.ms": "300000",
     "hbrep.cluster.token": "",
     "hbrep.zk.auth": "",
+    "hbrep.source.ship.max.attempts": "10",
+    "hbrep.ship.lease.ms": "900000",
 }
 
 Validator = Callable[[str], object]
@@ -194,6 +196,8 @@ VALIDATORS: dict[str, Validator] = {
     "hbase.master.logcleaner.ttl": _int(0),
     "hbase.master.cleaner.interval": _int(1),
     "hbrep.lag.alert.ms": _int(1),
+    "hbrep.source.ship.max.attempts": _int(1),
+    "hbrep.ship.lease.ms": _int(1000),
 }
 
 

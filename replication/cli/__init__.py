@@ -69,9 +69,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _register() -> None:
-    from replication.cli import zk_commands
+    from replication.cli import peer_commands, ship_commands, zk_commands
 
-    for command in (zk_commands.zk,):
+    for command in (zk_commands.zk, *peer_commands.COMMANDS, ship_commands.ship, ship_commands.status):
         cli.add_command(command)
 
 

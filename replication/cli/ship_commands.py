@@ -1,0 +1,95 @@
+"""``hbrep ship --once`` (one cycle without Airflow) and ``hbrep status replication``."""
+
+from __future__ import annotations
+
+import click
+
+from replication.cli.common import CliContext, emit_json, json_option, pass_context
+
+
+def _zk(ctx: CliContext):
+    from replication.zk.client import connected
+
+    return connected(ctx.cluster, auth=ctx.conf.get_str("hbrep.zk.auth") or None)
+
+
+def _fmt_ms(value) -> str:
+    if value is None:
+        return "-"
+    return f"{value / 1000:.1f}s" if value < 3_600_000 else f"{value / 3_600_000:.1f}h"
+
+
+@click.command()
+@click.option("--once", is_flag=True, required=True, help="Run exactly one cycle: snapshot, Spark job, commit.")
+@click.option("--peer", "peers", multiple=True, help="Only these peers (repeatable); default all.")
+@click.option("--in-process", is_flag=True, help="Run the Spark job in this process instead of spark-submit.")
+@json_option
+@pass_context
+def ship(ctx: CliContext, once: bool, peers: tuple[str, ...], in_process: bool, as_json: bool) -> None:
+    """One ship cycle; prints per peer: WALs read, entries shipped, bytes, filtered, positions, lag."""
+    from replication.source.cycle import run_cycle
+
+    spark = None
+    if in_process:
+        from replication.spark import spark_session
+
+        spark = spark_session("hbrep-ship", master=ctx.conf.get_str("hbrep.spark.master"))
+    with _zk(ctx) as zk:
+        report = run_cycle(zk, ctx.cluster, ctx.conf, peer_ids=list(peers) or None, spark=spark)
+    if as_json:
+        emit_json(report.as_dict())
+    else:
+        if not report.spark_job:
+            click.echo(f"cycle {report.cycle_id}: nothing to ship (no Spark job started)")
+        for peer_id, peer in sorted(report.peers.items()):
+            click.echo(
+                f"peer {peer_id} [{peer.get('state', '?')}]: queues={peer.get('queues', 0)} "
+                f"wals_read={peer.get('wals_read', 0)} entries_read={peer.get('entries_read', 0)} "
+                f"shipped={peer.get('entries_shipped', 0)} bytes={peer.get('bytes_shipped', 0)} "
+                f"filtered={peer.get('filtered', 0)} positions_advanced={peer.get('positions_advanced', 0)} "
+                f"wals_finished={peer.get('wals_finished', 0)} lag={_fmt_ms(peer.get('lag_ms'))}"
+            )
+        for peer_id, why in report.busy_peers.items():
+            click.echo(f"peer {peer_id}: skipped, {why}")
+        for queue in report.queues:
+            if queue["status"] in ("failed", "stuck"):
+                click.echo(f"queue {queue['queue']} {queue['status'].upper()}: {queue['error']}", err=True)
+    if any(q["status"] in ("failed", "stuck") for q in report.queues):
+        raise click.exceptions.Exit(3)
+
+
+@click.group()
+def status() -> None:
+    """Status reports (`status replication`)."""
+
+
+@status.command("replication")
+@json_option
+@click.option("--prometheus", is_flag=True, help="Print Prometheus text exposition format.")
+@pass_context
+def status_replication(ctx: CliContext, as_json: bool, prometheus: bool) -> None:
+    """Per peer and queue: sizeOfLogQueue, ageOfLastShippedOp, replication lag, stuck queues."""
+    from replication.status import replication_status, to_prometheus
+
+    with _zk(ctx) as zk:
+        state = replication_status(zk, ctx.cluster, ctx.conf)
+    if as_json:
+        emit_json(state)
+        return
+    if prometheus:
+        click.echo(to_prometheus(state), nl=False)
+        return
+    click.echo(f"source {state['cluster']} (id {state['cluster_id']}), {len(state['live_servers'])} live servers")
+    for peer in state["peers"].values():
+        click.echo(
+            f"peer {peer['peer_id']} {peer['state']} -> {peer['cluster_key']}: queues={peer['queues']} "
+            f"sizeOfLogQueue={peer['sizeOfLogQueue']} replicationLag={_fmt_ms(peer['replicationLag'])} "
+            f"stuck={peer['stuck_queues']}"
+        )
+    for queue in state["queues"]:
+        click.echo(
+            f"  {queue['queue']}: status={queue['status']} sizeOfLogQueue={queue['sizeOfLogQueue']} "
+            f"pendingBytes={queue['pendingBytes']} replicationLag={_fmt_ms(queue['replicationLag'])} "
+            f"ageOfLastShippedOp={_fmt_ms(queue['ageOfLastShippedOp'])}"
+            + (f" error={queue['error']}" if queue["error"] else "")
+        )
