@@ -1,0 +1,128 @@
+"""What a cluster records about itself in ZooKeeper, and its RPC token.
+
+``<parent>/hbrep-cluster`` holds JSON ``{"name", "root", "znode_parent"}`` so that every command needs
+only the cluster key. The token that every RPC must carry lives in ``<root>/.hbrep/token`` (mode 0600),
+unless ``hbrep.cluster.token`` is set in the configuration.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from dataclasses import asdict, dataclass
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import NodeExistsError, NoNodeError
+
+from replication.cluster.errors import ClusterError, NoClusterInfo
+from replication.config import Config
+from replication.fs import FileSystem, FileSystemError
+
+CLUSTER_INFO_ZNODE = "hbrep-cluster"
+STATE_DIR = ".hbrep"
+TOKEN_FILE = "token"
+
+
+@dataclass
+class ClusterInfo:
+    """A cluster's name, filesystem root (``hbase.rootdir``) and znode parent."""
+
+    name: str
+    root: str
+    znode_parent: str
+
+    def to_json(self) -> bytes:
+        return json.dumps(asdict(self), sort_keys=True).encode()
+
+    @classmethod
+    def from_json(cls, data: bytes, where: str) -> ClusterInfo:
+        """Parse the znode value; ClusterError naming the znode when it is not our JSON."""
+        try:
+            raw = json.loads(data.decode())
+            return cls(name=str(raw["name"]), root=str(raw["root"]), znode_parent=str(raw["znode_parent"]))
+        except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+            raise ClusterError(f"cluster info at {where} is not valid hbrep JSON") from None
+
+
+def info_path(znode_parent: str) -> str:
+    """``<parent>/hbrep-cluster``."""
+    return f"{znode_parent.rstrip('/')}/{CLUSTER_INFO_ZNODE}"
+
+
+def _parent(paths: object) -> str:
+    return str(paths if isinstance(paths, str) else paths.parent)  # type: ignore[attr-defined]
+
+
+def write_cluster_info(zk: KazooClient, paths: object, info: ClusterInfo) -> None:
+    """Record ``info`` at ``<parent>/hbrep-cluster`` (created, or replaced when present).
+
+    ``paths`` is a ZNodePaths (anything with ``.parent``) or the znode parent string.
+    """
+    path = info_path(_parent(paths))
+    try:
+        zk.create(path, info.to_json(), makepath=True)
+    except NodeExistsError:
+        zk.set(path, info.to_json())
+
+
+def read_cluster_info(zk: KazooClient, paths: object) -> ClusterInfo:
+    """The recorded ClusterInfo; NoClusterInfo ("no hbrep cluster at <key>") when absent."""
+    parent = _parent(paths)
+    path = info_path(parent)
+    try:
+        data, _ = zk.get(path)
+    except NoNodeError:
+        hosts = getattr(zk, "hosts", "")
+        raise NoClusterInfo(f"no hbrep cluster at {_hosts_text(hosts)}:{parent}") from None
+    return ClusterInfo.from_json(data, path)
+
+
+def _hosts_text(hosts: object) -> str:
+    # kazoo keeps the parsed host list; show it as "h1:p1,h2:p2"
+    if isinstance(hosts, str):
+        return hosts
+    try:
+        return ",".join(f"{h}:{p}" for h, p in hosts)  # type: ignore[union-attr]
+    except (TypeError, ValueError):
+        return str(hosts)
+
+
+def state_dir(root: str) -> str:
+    """``<root>/.hbrep``: pid files, logs and the token of the cluster's processes."""
+    return os.path.join(root, STATE_DIR)
+
+
+def token_path(root: str) -> str:
+    return os.path.join(state_dir(root), TOKEN_FILE)
+
+
+def create_token_if_absent(fs: FileSystem, root: str) -> str:
+    """Create ``<root>/.hbrep/token`` (0600, 32 random bytes as hex) unless it exists; return the token."""
+    path = token_path(root)
+    if fs.exists(path):
+        return cluster_token(fs, root)
+    token = secrets.token_hex(32)
+    fs.write_atomic(path, token.encode())
+    if os.path.exists(path):  # local filesystem: restrict to the owner
+        os.chmod(path, 0o600)
+    return token
+
+
+def cluster_token(fs: FileSystem, root: str, conf: Config | None = None) -> str:
+    """The cluster's RPC token: ``hbrep.cluster.token`` when set, else the token file under the root.
+
+    Raises ClusterError naming the file when neither exists.
+    """
+    if conf is not None:
+        configured = conf.get_str("hbrep.cluster.token", "")
+        if configured:
+            return configured
+    path = token_path(root)
+    try:
+        token = fs.read_range(path, 0).decode().strip()
+    except FileSystemError:
+        raise ClusterError(f"cluster token file {path} is missing (was the cluster started with hbrep?)") from None
+    if not token:
+        raise ClusterError(f"cluster token file {path} is empty")
+    return token

@@ -1,0 +1,83 @@
+"""HRegion: one table's region on one region server — sequence ids and the memstore.
+
+Sequence ids: a region's first id is ``start_code_ms * 1000``. HBase continues a region's sequence
+ids from the highest one in its store files when it reopens; our regions are new per server start,
+so starting from the server's start time keeps later servers' ids above earlier ones', which is what
+the "timestamp then sequence" version order across regions needs.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+
+from replication.cluster.regions import encoded_region_name, region_name
+from replication.wal.model import Cell
+
+
+def cell_heap_size(cell: Cell) -> int:
+    """Approximate memstore bytes of a cell (KeyValue length + a fixed overhead, as HBase's heapSize)."""
+    return len(cell.row) + len(cell.family) + len(cell.qualifier) + len(cell.value) + len(cell.tags) + 64
+
+
+@dataclass
+class MemStoreSnapshot:
+    """The cells taken out of a memstore for one flush, with the highest sequence id among them."""
+
+    cells: list[tuple[Cell, int]]
+    max_sequence: int
+    size: int
+
+
+@dataclass
+class HRegion:
+    """A (table, server) region: hands out sequence ids and holds unflushed cells."""
+
+    table: str
+    server_name: str
+    first_sequence: int
+    memstore: list[tuple[Cell, int]] = field(default_factory=list)
+    memstore_size: int = 0
+    flushed_sequence: int = 0
+    last_flush_ms: int = field(default_factory=lambda: int(time.time() * 1000))
+
+    def __post_init__(self) -> None:
+        self.name = region_name(self.table, self.server_name)
+        self.encoded_name = encoded_region_name(self.table, self.server_name)
+        self._next = self.first_sequence
+        self._lock = threading.Lock()
+        # flushes of one region run one at a time, in sequence order
+        self.flush_lock = threading.Lock()
+
+    def next_sequence(self) -> int:
+        """A new, strictly increasing sequence id for one WAL entry of this region."""
+        with self._lock:
+            self._next += 1
+            return self._next
+
+    def add(self, cells: list[Cell], sequence: int) -> None:
+        """Put ``cells`` (all written in the WAL entry with ``sequence``) into the memstore."""
+        with self._lock:
+            self.memstore.extend((cell, sequence) for cell in cells)
+            self.memstore_size += sum(cell_heap_size(cell) for cell in cells)
+
+    def snapshot(self) -> MemStoreSnapshot | None:
+        """Take every memstore cell out for a flush (None when empty)."""
+        with self._lock:
+            if not self.memstore:
+                return None
+            cells, size = self.memstore, self.memstore_size
+            self.memstore, self.memstore_size = [], 0
+        return MemStoreSnapshot(cells, max(seq for _, seq in cells), size)
+
+    def restore(self, snap: MemStoreSnapshot) -> None:
+        """Put a snapshot back after a failed flush (nothing is lost)."""
+        with self._lock:
+            self.memstore = snap.cells + self.memstore
+            self.memstore_size += snap.size
+
+    def lowest_unflushed_sequence(self) -> int | None:
+        """The smallest sequence id still only in the memstore (None when empty)."""
+        with self._lock:
+            return min((seq for _, seq in self.memstore), default=None)

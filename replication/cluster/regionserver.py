@@ -1,0 +1,418 @@
+"""HRegionServer: one process of the embedded cluster (``python -m replication.cluster.regionserver``).
+
+Start-up, in this order: bind the gRPC port on 127.0.0.1 (server name = ``127.0.0.1,<port>,<start ms>``),
+open the first WAL (registered in every peer's queue before anything is written to it), write the pid
+file ``<root>/.hbrep/rs/<servername>.pid``, then create the ephemeral ``<parent>/rs/<servername>`` znode.
+
+Write path (``mutate``): check the table and families against the descriptor, fill LATEST_TIMESTAMP
+with the server clock, expand whole-row deletes, append one WAL entry per request (scopes from the
+descriptor, families with scope != 0 only; cluster ids as given), fsync, insert into the memstore,
+then acknowledge. A chore thread rolls the WAL (size, period), flushes memstores (size, interval),
+archives WALs whose edits are all flushed, and enforces ``hbase.regionserver.maxlogs``.
+
+SIGTERM: flush every memstore, close the WAL cleanly, delete the live znode, exit 0.
+A failed queue registration on roll aborts the process (exit 1), as HBase's RS does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import NodeExistsError
+
+from replication.cluster.errors import ClusterError, RegionServerAborted
+from replication.cluster.info import ClusterInfo, cluster_token, read_cluster_info, state_dir
+from replication.cluster.region import HRegion
+from replication.cluster.regions import LATEST_TIMESTAMP
+from replication.cluster.wal_group import FSHLog
+from replication.config import Config
+from replication.errors import HbrepError
+from replication.fs import FileSystem, get_filesystem
+from replication.tables.descriptors import TableDescriptor, TableRegistry
+from replication.tables.names import TableName
+from replication.wal.model import Cell, CellType, Entry, WALKey
+from replication.zk.client import connect
+from replication.zk.cluster_key import ClusterKey
+from replication.zk.layout import ZNodePaths
+from replication.zk.queue_storage import ReplicationQueueStorage
+
+LOG = logging.getLogger("replication.cluster.regionserver")
+LOOPBACK = "127.0.0.1"
+VALID_TYPES = frozenset(
+    int(t) for t in (CellType.PUT, CellType.DELETE, CellType.DELETE_COLUMN, CellType.DELETE_FAMILY,
+                     CellType.DELETE_FAMILY_VERSION)
+)  # fmt: skip
+CHORE_INTERVAL_KEY = "hbrep.regionserver.chore.interval.ms"
+
+
+@dataclass
+class FlushResult:
+    """What one region flush wrote (None path when the memstore was empty)."""
+
+    table: str
+    region: str
+    path: str | None
+    cells: int
+    max_sequence: int
+
+
+def pid_file(root: str, server_name: str) -> str:
+    """``<root>/.hbrep/rs/<servername>.pid``: how ``cluster stop`` and ``rs kill`` find the process."""
+    return os.path.join(state_dir(root), "rs", f"{server_name}.pid")
+
+
+def roll_size(conf: Config) -> int:
+    """``hbase.regionserver.hlog.blocksize`` x ``hbase.regionserver.logroll.multiplier`` (bytes)."""
+    return int(
+        conf.get_int("hbase.regionserver.hlog.blocksize") * conf.get_float("hbase.regionserver.logroll.multiplier")
+    )
+
+
+class HRegionServer:
+    """The region server's state and write path; ``serve`` runs it until stopped."""
+
+    def __init__(self, cluster_key: str, conf: Config, *, zk: KazooClient | None = None):
+        self.conf = conf
+        self.key = ClusterKey.parse(cluster_key)
+        self.cluster_key = str(self.key)
+        self.paths = ZNodePaths(conf, parent=self.key.znode_parent)
+        self.zk = zk or connect(self.key, auth=conf.get_str("hbrep.zk.auth", "") or None)
+        self.zk_owned = zk is None
+        self.info: ClusterInfo = read_cluster_info(self.zk, self.paths)
+        self.fs: FileSystem
+        self.fs, self.root = get_filesystem(self.info.root)
+        self.token = cluster_token(self.fs, self.root, conf)
+        self.registry = TableRegistry(self.fs, self.root)
+        self.queues = ReplicationQueueStorage(self.zk, self.paths)
+        self.start_code = int(time.time() * 1000)
+        self.server_name = ""
+        self.regions: dict[str, HRegion] = {}
+        self._regions_lock = threading.Lock()
+        self.wal: FSHLog | None = None
+        self.stopped = threading.Event()
+        self.aborted: str | None = None
+        self._wake = threading.Event()
+        self._known_peers: set[str] = set()
+        self.live_servers: list[str] = []
+        self.flush_size = conf.get_int("hbase.hregion.memstore.flush.size")
+        self.flush_interval_ms = conf.get_int("hbase.regionserver.optionalcacheflushinterval")
+        self.max_logs = conf.get_int("hbase.regionserver.maxlogs")
+        self.chore_interval = conf.get_int(CHORE_INTERVAL_KEY, 200) / 1000.0
+        self.grpc_server = None
+        self._sink = None
+
+    # -- lifecycle --------------------------------------------------------------------------------
+    def start(self) -> str:
+        """Bind the RPC port, open the first WAL, register as live; return the server name."""
+        from replication.cluster.service import build_server
+
+        self.grpc_server, port = build_server(self, f"{LOOPBACK}:0")
+        self.server_name = f"{LOOPBACK},{port},{self.start_code}"
+        self.zk.ensure_path(self.paths.peers)
+        self.zk.ensure_path(self.paths.rs)
+        self.wal = FSHLog(
+            self.fs,
+            self.root,
+            self.server_name,
+            roll_size=roll_size(self.conf),
+            roll_period_ms=self.conf.get_int("hbase.regionserver.logroll.period"),
+            pre_log_roll=self._pre_log_roll,
+        )
+        self.wal.roll()
+        self._known_peers = set(self.zk.get_children(self.paths.peers))
+        self.zk.ChildrenWatch(self.paths.peers, self._on_peers_changed)
+        self.zk.ChildrenWatch(self.paths.rs, self._on_servers_changed)
+        self.grpc_server.start()
+        os.makedirs(os.path.dirname(pid_file(self.root, self.server_name)), exist_ok=True)
+        with open(pid_file(self.root, self.server_name), "w") as out:
+            out.write(str(os.getpid()))
+        with contextlib.suppress(NodeExistsError):
+            self.zk.create(self.paths.live_server(self.server_name), b"", ephemeral=True, makepath=True)
+        threading.Thread(target=self._chore_loop, name="rs-chores", daemon=True).start()
+        LOG.info("region server %s started (root %s)", self.server_name, self.root)
+        return self.server_name
+
+    def stop(self, flush: bool = True) -> None:
+        """Stop cleanly: flush memstores, close the WAL (trailer), leave ZooKeeper, stop the RPC server."""
+        if self.stopped.is_set():
+            return
+        self.stopped.set()
+        self._wake.set()
+        if self.grpc_server is not None:
+            self.grpc_server.stop(grace=2).wait(5)
+        try:
+            if flush and self.aborted is None:
+                self.flush_all()
+            if self.wal is not None:
+                self.wal.close()
+                if flush and self.aborted is None:
+                    self.archive_flushed_wals()
+        finally:
+            with contextlib.suppress(Exception):
+                self.zk.delete(self.paths.live_server(self.server_name))
+            with contextlib.suppress(OSError):
+                os.remove(pid_file(self.root, self.server_name))
+            if self.zk_owned:
+                with contextlib.suppress(Exception):
+                    self.zk.stop()
+                    self.zk.close()
+            LOG.info("region server %s stopped", self.server_name)
+
+    def abort(self, reason: str) -> None:
+        """HBase's abort: stop serving at once (no flush), leave the WALs for recovery."""
+        LOG.error("ABORTING region server %s: %s", self.server_name, reason)
+        self.aborted = reason
+        self.stop(flush=False)
+
+    # -- replication hooks ------------------------------------------------------------------------
+    def _pre_log_roll(self, wal_name: str) -> None:
+        """Put the new WAL in every peer's queue (enabled or not) before the first append (spec §2)."""
+        for peer_id in self.zk.get_children(self.paths.peers):
+            self.queues.add_wal(self.server_name, peer_id, wal_name)
+
+    def _on_peers_changed(self, children: list[str]) -> bool | None:
+        """A peer added later starts from this server's current WAL (spec §4.1)."""
+        if self.stopped.is_set():
+            return False
+        new = set(children) - self._known_peers
+        self._known_peers = set(children)
+        if new and self.wal is not None:
+            with self.wal.append_lock:
+                for peer_id in sorted(new):
+                    try:
+                        self.queues.add_wal(self.server_name, peer_id, self.wal.current_name)
+                    except Exception as exc:  # the peer may be removed again at once
+                        LOG.warning("could not add WAL %s for new peer %s: %s", self.wal.current_name, peer_id, exc)
+        return None
+
+    def _on_servers_changed(self, children: list[str]) -> bool | None:
+        if self.stopped.is_set():
+            return False
+        self.live_servers = sorted(children)
+        return None
+
+    # -- write path -------------------------------------------------------------------------------
+    def descriptor(self, table: str) -> TableDescriptor:
+        """The table's current descriptor (read each time, so an alter of scopes applies at once)."""
+        return self.registry.get(table)
+
+    def region_for(self, table: str) -> HRegion:
+        """This server's region of ``table`` (created on first use)."""
+        with self._regions_lock:
+            region = self.regions.get(table)
+            if region is None:
+                region = HRegion(table, self.server_name, first_sequence=self.start_code * 1000)
+                self.regions[table] = region
+            return region
+
+    def prepare_cells(self, desc: TableDescriptor, cells: list[Cell], now_ms: int) -> list[Cell]:
+        """Validate types/families, set LATEST_TIMESTAMP to ``now_ms``, expand whole-row deletes.
+
+        Raises UnknownFamily naming the table and family, or ClusterError for a bad cell type.
+        """
+        out: list[Cell] = []
+        for cell in cells:
+            if cell.type not in VALID_TYPES:
+                raise ClusterError(f"table {desc.name}: cell type {cell.type} of row {cell.row!r} is not a mutation")
+            ts = now_ms if cell.timestamp == LATEST_TIMESTAMP else cell.timestamp
+            if cell.family == b"" and cell.type == CellType.DELETE_FAMILY:
+                # Delete of a whole row: one DeleteFamily per family (HRegion.prepareDelete)
+                for fam in desc.families.values():
+                    out.append(Cell(cell.row, fam.name_bytes, b"", ts, int(CellType.DELETE_FAMILY)))
+                continue
+            desc.family(cell.family)  # UnknownFamily
+            if ts != cell.timestamp:
+                cell = Cell(cell.row, cell.family, cell.qualifier, ts, cell.type, cell.value, cell.tags)
+            out.append(cell)
+        return out
+
+    def mutate(self, table: str, cells: list[Cell], cluster_ids: list[uuid.UUID] | None = None) -> int:
+        """Apply ``cells`` to ``table``: WAL append + fsync, then memstore; return the sequence id.
+
+        Durable when it returns. Raises UnknownTable/UnknownFamily (nothing written) and
+        RegionServerAborted when the WAL cannot be written.
+        """
+        if self.stopped.is_set() or self.wal is None:
+            raise RegionServerAborted(f"region server {self.server_name} is stopping")
+        desc = self.descriptor(table)
+        now_ms = int(time.time() * 1000)
+        cells = self.prepare_cells(desc, cells, now_ms)
+        if not cells:
+            return 0
+        name = TableName.parse(desc.name)
+        region = self.region_for(str(name))
+        with self.wal.append_lock:
+            seq = region.next_sequence()
+            key = WALKey(
+                encoded_region_name=region.encoded_name.encode(),
+                table_name=name.as_bytes(),
+                log_sequence_number=seq,
+                write_time=now_ms,
+                scopes=desc.scopes_for_wal(),
+                cluster_ids=list(cluster_ids or []),
+            )
+            txid = self.wal.append(Entry(key, cells), on_appended=lambda: region.add(cells, seq))
+        self.wal.sync(txid)
+        if self.wal.current_length >= self.wal.roll_size or region.memstore_size >= self.flush_size:
+            self._wake.set()
+        return seq
+
+    # -- flush, roll, archive ---------------------------------------------------------------------
+    def flush_region(self, region: HRegion) -> FlushResult:
+        """Write the region's memstore to a table file; afterwards its edits no longer need the WAL."""
+        from replication.tables.table_files import write_cells
+
+        assert self.wal is not None
+        with region.flush_lock:
+            with self.wal.append_lock:
+                snap = region.snapshot()
+                txid = self.wal._txid
+            if snap is None:
+                return FlushResult(region.table, region.encoded_name, None, 0, region.flushed_sequence)
+            try:
+                self.wal.sync(txid)  # never put an edit in a table file before it is durable in the WAL
+                path = write_cells(self.fs, self.root, region.table, region.encoded_name, snap.cells, snap.max_sequence)
+            except BaseException:
+                region.restore(snap)
+                raise
+            region.flushed_sequence = snap.max_sequence
+            region.last_flush_ms = int(time.time() * 1000)
+        LOG.info("flushed %d cells of %s to %s", len(snap.cells), region.table, path)
+        return FlushResult(region.table, region.encoded_name, path, len(snap.cells), snap.max_sequence)
+
+    def flush_all(self, table: str | None = None) -> list[FlushResult]:
+        """Flush every region (or the regions of ``table``); archive WALs that became flushed."""
+        wanted = str(TableName.parse(table)) if table is not None else None
+        with self._regions_lock:
+            regions = [r for t, r in self.regions.items() if wanted is None or t == wanted]
+        results = [self.flush_region(r) for r in regions]
+        if not self.stopped.is_set():
+            self.archive_flushed_wals()
+        return results
+
+    def _flushed_sequence(self, encoded_region: str) -> int:
+        with self._regions_lock:
+            for region in self.regions.values():
+                if region.encoded_name == encoded_region:
+                    return region.flushed_sequence
+        return 0
+
+    def archive_flushed_wals(self) -> list[str]:
+        """Archive every closed WAL whose edits are all in table files; return the archived names."""
+        assert self.wal is not None
+        done = []
+        for name in self.wal.archivable(self._flushed_sequence):
+            self.wal.archive(name)
+            done.append(name)
+        return done
+
+    def roll_wal(self, force: bool = True) -> str:
+        """Roll the WAL now (register the new one first); abort the server if registration fails."""
+        assert self.wal is not None
+        try:
+            name = self.wal.roll(force=force)
+        except RegionServerAborted as exc:
+            self._abort_async(str(exc))
+            raise
+        self.archive_flushed_wals()
+        return name
+
+    def _abort_async(self, reason: str) -> None:
+        threading.Thread(target=self.abort, args=(reason,), daemon=True).start()
+
+    def run_chores(self) -> None:
+        """One pass: roll on size/period, flush on size/interval, archive, enforce maxlogs."""
+        assert self.wal is not None
+        now = int(time.time() * 1000)
+        if self.wal.should_roll(now):
+            self.roll_wal(force=False)
+        with self._regions_lock:
+            regions = list(self.regions.values())
+        flushed = False
+        for region in regions:
+            due = self.flush_interval_ms > 0 and now - region.last_flush_ms >= self.flush_interval_ms
+            if region.memstore_size >= self.flush_size or (due and region.memstore):
+                self.flush_region(region)
+                flushed = True
+        if flushed:
+            self.archive_flushed_wals()
+        # maxlogs: too many un-archived WALs -> flush the regions holding the oldest one back
+        while len(self.wal.closed) > self.max_logs and not self.stopped.is_set():
+            oldest = self.wal.closed[0]
+            for encoded in self.wal.regions_of(oldest):
+                for region in regions:
+                    if region.encoded_name == encoded:
+                        self.flush_region(region)
+            if oldest not in self.archive_flushed_wals():
+                break
+
+    def _chore_loop(self) -> None:
+        while not self.stopped.is_set():
+            self._wake.wait(self.chore_interval)
+            self._wake.clear()
+            if self.stopped.is_set():
+                return
+            try:
+                self.run_chores()
+            except RegionServerAborted:
+                return
+            except Exception:
+                LOG.exception("region server chore failed")
+
+    def replication_sink(self):  # type: ignore[no-untyped-def]
+        """The ReplicationSink of this server (created on first use)."""
+        from replication.cluster.sink import ReplicationSink
+
+        if self._sink is None:
+            self._sink = ReplicationSink(self)
+        return self._sink
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Process entry point: start, write the server name to --ready-file, serve until SIGTERM."""
+    parser = argparse.ArgumentParser(prog="python -m replication.cluster.regionserver")
+    parser.add_argument("--cluster", required=True)
+    parser.add_argument("--conf", default=None, help="hbase-site.xml for this server")
+    parser.add_argument("--ready-file", default=None)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("kazoo").setLevel(logging.WARNING)
+    try:
+        conf = Config.load(args.conf, env={})
+        server = HRegionServer(args.cluster, conf)
+        name = server.start()
+    except HbrepError as exc:
+        LOG.error("region server did not start: %s", exc)
+        print(f"hbrep: error: {exc}", file=sys.stderr)
+        return 1
+    if args.ready_file:
+        tmp = args.ready_file + ".tmp"
+        with open(tmp, "w") as out:
+            out.write(name)
+        os.replace(tmp, args.ready_file)
+    done = threading.Event()
+
+    def on_term(signum: int, frame: object) -> None:
+        done.set()
+
+    signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGINT, on_term)
+    while not done.wait(0.5):
+        if server.stopped.is_set():  # aborted
+            return 1
+    server.stop(flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

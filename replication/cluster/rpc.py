@@ -1,0 +1,49 @@
+"""What the client and the server share about the RPC: token metadata, error mapping, cell blocks.
+
+Errors travel as gRPC status codes plus a ``hbrep-error`` trailing metadata entry naming the kind:
+UNAUTHENTICATED "bad cluster token"; NOT_FOUND + TableNotFoundException (``hbrep-tables``: names);
+FAILED_PRECONDITION + NoSuchColumnFamilyException (``hbrep-families``: ``table:family`` list);
+INVALID_ARGUMENT for other bad input; UNAVAILABLE when the server is stopping or aborted.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+
+from replication.proto import HBase_pb2
+
+AUTH_METADATA = "authorization"
+ERROR_KIND = "hbrep-error"
+ERROR_TABLES = "hbrep-tables"
+ERROR_FAMILIES = "hbrep-families"
+TABLE_NOT_FOUND = "TableNotFoundException"
+NO_SUCH_FAMILY = "NoSuchColumnFamilyException"
+BAD_TOKEN = "bad cluster token"
+MAX_MESSAGE = 256 * 1024 * 1024  # hbase.ipc.max.request.size
+
+CHANNEL_OPTIONS = [
+    ("grpc.max_send_message_length", MAX_MESSAGE),
+    ("grpc.max_receive_message_length", MAX_MESSAGE),
+]
+
+
+def address_of(server_name_or_address: str) -> str:
+    """``host,port,startcode`` or ``host:port`` → ``host:port`` for a gRPC channel."""
+    if "," in server_name_or_address:
+        host, port, _ = server_name_or_address.split(",")
+        return f"{host}:{port}"
+    return server_name_or_address
+
+
+def uuid_to_pb(value: uuid.UUID) -> HBase_pb2.UUID:
+    """HBase's UUID message: the 128-bit value as most/least significant unsigned 64-bit halves."""
+    return HBase_pb2.UUID(most_sig_bits=value.int >> 64, least_sig_bits=value.int & (2**64 - 1))
+
+
+def uuid_from_pb(pb: HBase_pb2.UUID) -> uuid.UUID:
+    return uuid.UUID(int=(pb.most_sig_bits << 64) | pb.least_sig_bits)
+
+
+def uuids_to_pb(values: Iterable[uuid.UUID]) -> list[HBase_pb2.UUID]:
+    return [uuid_to_pb(v) for v in values]

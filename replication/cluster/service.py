@@ -1,0 +1,137 @@
+"""The gRPC AdminService of a region server, bound to loopback, every call checked for the token."""
+
+from __future__ import annotations
+
+import hmac
+import logging
+from collections.abc import Callable
+from concurrent import futures
+from typing import TYPE_CHECKING, Any
+
+import grpc
+
+from replication.cluster import rpc
+from replication.cluster.errors import RegionServerAborted
+from replication.errors import HbrepError
+from replication.proto import Admin_pb2, Admin_pb2_grpc, HBase_pb2
+from replication.tables.errors import UnknownFamily, UnknownTable
+from replication.wal.cell_codec import decode_cells
+from replication.wal.errors import CorruptWALError
+
+if TYPE_CHECKING:
+    from replication.cluster.regionserver import HRegionServer
+
+LOG = logging.getLogger(__name__)
+
+
+class TokenInterceptor(grpc.ServerInterceptor):
+    """Refuses every call whose ``authorization`` metadata is not the cluster token (UNAUTHENTICATED)."""
+
+    def __init__(self, token: str):
+        self._token = token.encode()
+
+        def deny(request: Any, context: grpc.ServicerContext) -> None:
+            context.abort(grpc.StatusCode.UNAUTHENTICATED, rpc.BAD_TOKEN)
+
+        self._deny = grpc.unary_unary_rpc_method_handler(deny)
+
+    def intercept_service(self, continuation: Callable, handler_call_details: grpc.HandlerCallDetails) -> Any:
+        for key, value in handler_call_details.invocation_metadata or ():
+            if key == rpc.AUTH_METADATA:
+                given = value.encode() if isinstance(value, str) else value
+                if hmac.compare_digest(given, self._token):
+                    return continuation(handler_call_details)
+                break
+        return self._deny
+
+
+def abort_for(context: grpc.ServicerContext, exc: BaseException) -> None:
+    """Turn an exception into the status + trailing metadata the clients map back (see rpc.py)."""
+    message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    if isinstance(exc, UnknownTable):
+        tables = getattr(exc, "tables", None) or []
+        context.set_trailing_metadata(((rpc.ERROR_KIND, rpc.TABLE_NOT_FOUND), (rpc.ERROR_TABLES, ",".join(tables))))
+        context.abort(grpc.StatusCode.NOT_FOUND, message)
+    if isinstance(exc, UnknownFamily):
+        families = getattr(exc, "families", None) or []
+        context.set_trailing_metadata(
+            ((rpc.ERROR_KIND, rpc.NO_SUCH_FAMILY), (rpc.ERROR_FAMILIES, ",".join(f"{t}:{f}" for t, f in families)))
+        )
+        context.abort(grpc.StatusCode.FAILED_PRECONDITION, message)
+    if isinstance(exc, RegionServerAborted):
+        context.abort(grpc.StatusCode.UNAVAILABLE, message)
+    if isinstance(exc, HbrepError):
+        context.abort(grpc.StatusCode.INVALID_ARGUMENT, message)
+    LOG.exception("unexpected error in RPC")
+    context.abort(grpc.StatusCode.INTERNAL, f"{type(exc).__name__}: {message}")
+
+
+class AdminServicer(Admin_pb2_grpc.AdminServiceServicer):
+    """Mutate (client writes), ReplicateWALEntry (sink), FlushTable, RollWALWriter, GetServerInfo."""
+
+    def __init__(self, server: HRegionServer):
+        self.server = server
+
+    def Mutate(self, request: Admin_pb2.MutateRequest, context: grpc.ServicerContext) -> Admin_pb2.MutateResponse:
+        try:
+            cells, _ = decode_cells(request.cell_block, request.cell_count)
+            ids = [rpc.uuid_from_pb(u) for u in request.cluster_ids]
+            seq = self.server.mutate(request.table, cells, ids)
+            return Admin_pb2.MutateResponse(cells=len(cells), log_sequence_number=seq)
+        except (HbrepError, CorruptWALError) as exc:
+            abort_for(context, exc)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def ReplicateWALEntry(
+        self, request: Admin_pb2.ReplicateWALEntryRequest, context: grpc.ServicerContext
+    ) -> Admin_pb2.ReplicateWALEntryResponse:
+        try:
+            self.server.replication_sink().replicate_request(request)
+            return Admin_pb2.ReplicateWALEntryResponse()
+        except HbrepError as exc:
+            abort_for(context, exc)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def FlushTable(
+        self, request: Admin_pb2.FlushTableRequest, context: grpc.ServicerContext
+    ) -> Admin_pb2.FlushTableResponse:
+        try:
+            results = self.server.flush_all(request.table if request.HasField("table") else None)
+            return Admin_pb2.FlushTableResponse(files=[r.path for r in results if r.path])
+        except HbrepError as exc:
+            abort_for(context, exc)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def RollWALWriter(
+        self, request: Admin_pb2.RollWALWriterRequest, context: grpc.ServicerContext
+    ) -> Admin_pb2.RollWALWriterResponse:
+        try:
+            return Admin_pb2.RollWALWriterResponse(new_wal=self.server.roll_wal(force=True))
+        except HbrepError as exc:
+            abort_for(context, exc)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def GetServerInfo(
+        self, request: Admin_pb2.GetServerInfoRequest, context: grpc.ServicerContext
+    ) -> Admin_pb2.GetServerInfoResponse:
+        host, port, code = self.server.server_name.split(",")
+        wal = self.server.wal
+        return Admin_pb2.GetServerInfoResponse(
+            server_name=HBase_pb2.ServerName(host_name=host, port=int(port), start_code=int(code)),
+            current_wal=wal.current_name if wal else "",
+            write_count=wal.entries_written if wal else 0,
+        )
+
+
+def build_server(server: HRegionServer, address: str, workers: int = 8) -> tuple[grpc.Server, int]:
+    """A gRPC server for ``server`` bound to ``address`` (loopback; port 0 = pick one); returns it and its port."""
+    grpc_server = grpc.server(
+        futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rpc"),
+        interceptors=[TokenInterceptor(server.token)],
+        options=rpc.CHANNEL_OPTIONS,
+    )
+    Admin_pb2_grpc.add_AdminServiceServicer_to_server(AdminServicer(server), grpc_server)
+    port = grpc_server.add_insecure_port(address)
+    if port == 0:
+        raise RegionServerAborted(f"could not bind the RPC port on {address}")
+    return grpc_server, port

@@ -1,0 +1,101 @@
+"""SinkClient: what the ship job calls to send a batch of WAL entries to one sink region server.
+
+Cheap to create (one gRPC channel, no ZooKeeper); safe to use from Spark executors. Every call carries
+the peer cluster's token. Errors: SinkUnavailable (connect/timeout/server stopping), SinkAuthError
+(bad token), TableNotFoundOnPeer (``.tables``), NoSuchColumnFamilyOnPeer (``.families``), SinkError
+(anything else); all are HbrepError with a one-line message naming the sink.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import grpc
+
+from replication.cluster import rpc
+from replication.cluster.errors import (
+    NoSuchColumnFamilyOnPeer,
+    SinkAuthError,
+    SinkError,
+    SinkUnavailable,
+    TableNotFoundOnPeer,
+)
+from replication.proto import Admin_pb2, Admin_pb2_grpc
+from replication.wal.key_codec import key_to_pb
+from replication.wal.model import WALKey
+
+__all__ = [
+    "NoSuchColumnFamilyOnPeer",
+    "SinkAuthError",
+    "SinkClient",
+    "SinkError",
+    "SinkUnavailable",
+    "TableNotFoundOnPeer",
+    "build_request",
+]
+
+UNAVAILABLE_CODES = frozenset(
+    (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED)
+)
+
+
+def build_request(
+    entries: Sequence[tuple[WALKey, int, bytes | memoryview]], replication_cluster_id: str
+) -> Admin_pb2.ReplicateWALEntryRequest:
+    """A ReplicateWALEntryRequest: keys as WALEntry messages, the cells concatenated in ``cell_block``."""
+    request = Admin_pb2.ReplicateWALEntryRequest(replicationClusterId=replication_cluster_id)
+    blocks: list[bytes | memoryview] = []
+    for key, count, cells in entries:
+        entry = request.entry.add(associated_cell_count=count)
+        entry.key.CopyFrom(key_to_pb(key, count))
+        blocks.append(cells)
+    request.cell_block = b"".join(blocks)
+    return request
+
+
+class SinkClient:
+    """A connection to one sink (``host,port,startcode`` or ``host:port``) of a peer cluster."""
+
+    def __init__(self, server_name_or_address: str, token: str, timeout_s: float = 60.0):
+        self.server = server_name_or_address
+        self.address = rpc.address_of(server_name_or_address)
+        self.timeout_s = timeout_s
+        self._metadata = ((rpc.AUTH_METADATA, token),)
+        self._channel = grpc.insecure_channel(self.address, options=rpc.CHANNEL_OPTIONS)
+        self._stub = Admin_pb2_grpc.AdminServiceStub(self._channel)
+
+    def replicate(self, entries: Sequence[tuple[WALKey, int, bytes | memoryview]], replication_cluster_id: str) -> None:
+        """Send the entries (key, cell count, encoded cells as in the WAL); returns once the sink made them durable."""
+        request = build_request(entries, replication_cluster_id)
+        try:
+            self._stub.ReplicateWALEntry(request, timeout=self.timeout_s, metadata=self._metadata)
+        except grpc.RpcError as exc:
+            raise _map_error(exc, self.server) from None
+
+    def close(self) -> None:
+        """Close the channel."""
+        self._channel.close()
+
+    def __enter__(self) -> SinkClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _map_error(exc: grpc.RpcError, server: str) -> SinkError:
+    code = exc.code()
+    details = (exc.details() or code.name).splitlines()[0]
+    trailers = dict(exc.trailing_metadata() or ())
+    kind = trailers.get(rpc.ERROR_KIND)
+    if code in UNAVAILABLE_CODES:
+        return SinkUnavailable(f"sink {server} unavailable: {code.name}: {details}")
+    if code == grpc.StatusCode.UNAUTHENTICATED:
+        return SinkAuthError(f"sink {server} refused the cluster token ({details})")
+    if kind == rpc.TABLE_NOT_FOUND:
+        tables = [t for t in str(trailers.get(rpc.ERROR_TABLES, "")).split(",") if t]
+        return TableNotFoundOnPeer(f"sink {server}: {details}", tables)
+    if kind == rpc.NO_SUCH_FAMILY:
+        pairs = [tuple(p.rsplit(":", 1)) for p in str(trailers.get(rpc.ERROR_FAMILIES, "")).split(",") if ":" in p]
+        return NoSuchColumnFamilyOnPeer(f"sink {server}: {details}", pairs)  # type: ignore[arg-type]
+    return SinkError(f"sink {server} failed: {code.name}: {details}")
