@@ -122,11 +122,12 @@ def _acquire(zk: KazooClient, paths: ZNodePaths, dead: str, claimer: str, wait: 
     while True:
         if not zk.exists(paths.replicator(dead)):
             return None
-        zk.ensure_path(paths.replicator(claimer), acl=acl)
         try:
             _, stat = zk.create(
                 paths.lock(dead), codec.lock_to_bytes(claimer), acl=acl, ephemeral=True, include_data=True
             )
+            # only the winner gets a replicator node, so losers leave no empty rs/<claimer> behind
+            zk.ensure_path(paths.replicator(claimer), acl=acl)
             return stat.version
         except NoNodeError:
             return None  # rs/<dead> went away: another claimer finished

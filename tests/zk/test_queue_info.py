@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import logging
 
+from replication.config import Config
 from replication.zk.layout import ZNodePaths
 from replication.zk.queue_info import ReplicationQueueInfo, recovered_queue_id
-from replication.config import Config
 
 
 def test_normal_queue():
@@ -39,7 +39,11 @@ def test_bad_parts_are_skipped_with_a_warning(caplog):
 
 def test_layout_follows_config_keys():
     conf = Config.load(env={}).with_overrides(
-        {"zookeeper.znode.replication": "repl", "zookeeper.znode.replication.rs": "queues", "zookeeper.znode.rs": "live"}
+        {
+            "zookeeper.znode.replication": "repl",
+            "zookeeper.znode.replication.rs": "queues",
+            "zookeeper.znode.rs": "live",
+        }
     )
     paths = ZNodePaths(conf, parent="/hb")
     assert paths.queues == "/hb/repl/queues"

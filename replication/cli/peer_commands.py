@@ -1,0 +1,223 @@
+"""Peers, queues and queue claims: ``add_peer``, ``remove_peer``, ``enable_peer``, ``disable_peer``,
+``list_peers``, ``queues`` and ``failover claim`` (names from the HBase shell)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+import click
+from kazoo.client import KazooClient
+
+from replication.cli.common import CliContext, emit_json, json_option, pass_context
+from replication.errors import HbrepError
+from replication.zk.client import connect
+from replication.zk.layout import ZNodePaths
+from replication.zk.peer_storage import (
+    ReplicationPeerConfig,
+    ReplicationPeerStorage,
+    format_table_cfs,
+    parse_table_cfs,
+)
+
+PEER_COLUMNS = (
+    "PEER_ID",
+    "CLUSTER_KEY",
+    "ENDPOINT_CLASSNAME",
+    "STATE",
+    "REPLICATE_ALL",
+    "NAMESPACES",
+    "TABLE_CFS",
+    "BANDWIDTH",
+    "SERIAL",
+)
+
+
+@contextlib.contextmanager
+def zk_session(ctx: CliContext) -> Iterator[tuple[KazooClient, ZNodePaths]]:
+    """A connected client for the command's cluster (closed afterwards) and its znode paths."""
+    zk = connect(ctx.cluster, auth=ctx.conf.get_str("hbrep.zk.auth") or None)
+    try:
+        yield zk, ZNodePaths(ctx.conf, parent=ctx.cluster.znode_parent)
+    finally:
+        zk.stop()
+        zk.close()
+
+
+@click.command("add_peer")
+@click.argument("peer_id")
+@click.argument("cluster_key")
+@click.option("--state", type=click.Choice(["ENABLED", "DISABLED"], case_sensitive=False), default="ENABLED")
+@click.option("--table-cfs", default=None, help="Replicate only these: 't1:cf1,cf2;ns:t2:' (sets REPLICATE_ALL false).")
+@click.option("--namespaces", default=None, help="Replicate whole namespaces: 'ns1,ns2' (sets REPLICATE_ALL false).")
+@click.option("--bandwidth", type=click.IntRange(0), default=0, help="Bytes per second, 0 = unthrottled.")
+@click.option("--serial", is_flag=True, help="Serial replication peer.")
+@pass_context
+def add_peer(
+    ctx: CliContext,
+    peer_id: str,
+    cluster_key: str,
+    state: str,
+    table_cfs: str | None,
+    namespaces: str | None,
+    bandwidth: int,
+    serial: bool,
+) -> None:
+    """Add a peer cluster; queues then track edits for it (refused when its id's old queues remain)."""
+    cfs = parse_table_cfs(table_cfs) if table_cfs else None
+    spaces = {n.strip() for n in namespaces.split(",") if n.strip()} if namespaces else None
+    config = ReplicationPeerConfig(
+        cluster_key=cluster_key,
+        replicate_all=cfs is None and spaces is None,
+        table_cfs=cfs,
+        namespaces=spaces,
+        bandwidth=bandwidth,
+        serial=serial,
+    )
+    with zk_session(ctx) as (zk, paths):
+        ReplicationPeerStorage(zk, paths).add_peer(peer_id, config, enabled=state.upper() == "ENABLED")
+    click.echo(f"peer {peer_id} added ({cluster_key}, {state.upper()})")
+
+
+@click.command("remove_peer")
+@click.argument("peer_id")
+@pass_context
+def remove_peer(ctx: CliContext, peer_id: str) -> None:
+    """Remove a peer and every queue (normal and recovered) kept for it."""
+    with zk_session(ctx) as (zk, paths):
+        ReplicationPeerStorage(zk, paths).remove_peer(peer_id)
+    click.echo(f"peer {peer_id} removed")
+
+
+def _set_state(ctx: CliContext, peer_id: str, enabled: bool) -> None:
+    with zk_session(ctx) as (zk, paths):
+        ReplicationPeerStorage(zk, paths).set_peer_state(peer_id, enabled)
+    click.echo(f"peer {peer_id} {'enabled' if enabled else 'disabled'}")
+
+
+@click.command("enable_peer")
+@click.argument("peer_id")
+@pass_context
+def enable_peer(ctx: CliContext, peer_id: str) -> None:
+    """Resume shipping to a peer."""
+    _set_state(ctx, peer_id, True)
+
+
+@click.command("disable_peer")
+@click.argument("peer_id")
+@pass_context
+def disable_peer(ctx: CliContext, peer_id: str) -> None:
+    """Stop shipping to a peer (queues keep tracking its edits)."""
+    _set_state(ctx, peer_id, False)
+
+
+def _peer_row(peer_id: str, config: ReplicationPeerConfig, enabled: bool) -> dict[str, object]:
+    return {
+        "PEER_ID": peer_id,
+        "CLUSTER_KEY": config.cluster_key,
+        "ENDPOINT_CLASSNAME": config.replication_endpoint_impl or "",
+        "STATE": "ENABLED" if enabled else "DISABLED",
+        "REPLICATE_ALL": str(config.replicate_all).lower(),
+        "NAMESPACES": ";".join(sorted(config.namespaces or ())),
+        "TABLE_CFS": format_table_cfs(config.table_cfs if not config.replicate_all else config.exclude_table_cfs),
+        "BANDWIDTH": config.bandwidth,
+        "SERIAL": str(config.serial).lower(),
+    }
+
+
+@click.command("list_peers")
+@json_option
+@pass_context
+def list_peers(ctx: CliContext, as_json: bool) -> None:
+    """The peers, as the HBase shell lists them."""
+    with zk_session(ctx) as (zk, paths):
+        storage = ReplicationPeerStorage(zk, paths)
+        rows = [
+            _peer_row(pid, storage.get_peer_config(pid), storage.is_peer_enabled(pid))
+            for pid in storage.list_peer_ids()
+        ]
+    if as_json:
+        emit_json(rows)
+        return
+    table = [list(PEER_COLUMNS)] + [[str(row[c]) for c in PEER_COLUMNS] for row in rows]
+    widths = [max(len(line[i]) for line in table) for i in range(len(PEER_COLUMNS))]
+    for line in table:
+        click.echo(" ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip())
+    click.echo(f"{len(rows)} row(s)")
+
+
+@click.command("queues")
+@json_option
+@pass_context
+def queues(ctx: CliContext, as_json: bool) -> None:
+    """Every replicator's queues and WAL positions, laid out as in the HBase reference guide."""
+    from replication.zk.queue_storage import ReplicationQueueStorage
+
+    with zk_session(ctx) as (zk, paths):
+        snap = ReplicationQueueStorage(zk, paths).snapshot()
+    if as_json:
+        emit_json(snap.as_dict())
+        return
+    click.echo(f"{paths.queues}/")
+    for server in sorted(snap.replicators):
+        click.echo(f"  {server}/")
+        for queue_id in sorted(snap.replicators[server]):
+            click.echo(f"    {queue_id}/")
+            for wal, state in snap.replicators[server][queue_id].wals.items():
+                click.echo(f"      {wal}  (position {state.position})")
+
+
+@click.group(invoke_without_command=True)
+@click.option("--once", is_flag=True, help="Claim the queues of every dead region server once.")
+@click.pass_context
+def failover(click_ctx: click.Context, once: bool) -> None:
+    """Move the replication queues of dead region servers to live ones."""
+    if click_ctx.invoked_subcommand is None:
+        if once:
+            raise HbrepError("failover --once is not implemented yet")
+        click.echo(click_ctx.get_help())
+
+
+@failover.command("claim")
+@click.argument("dead_server")
+@click.option("--by", "claimer", required=True, metavar="SERVER", help="The claiming server's name.")
+@click.option("--wait", type=click.FloatRange(0), default=0.0, help="Seconds to wait for another claimer's lock.")
+@click.option("--force", is_flag=True, help="Claim even if the server's live znode exists.")
+@json_option
+@pass_context
+def claim(ctx: CliContext, dead_server: str, claimer: str, wait: float, force: bool, as_json: bool) -> None:
+    """Claim DEAD_SERVER's queues for SERVER under the reference guide's lock protocol."""
+    from replication.zk.claim import claim_queues, lock_owner
+    from replication.zk.queue_info import ReplicationQueueInfo
+
+    if not ReplicationQueueInfo.parse(f"x-{dead_server}").dead_region_servers:
+        raise HbrepError(f"bad server name {dead_server!r}: expected host,port,startcode")
+    with zk_session(ctx) as (zk, paths):
+        peers = ReplicationPeerStorage(zk, paths)
+        claimed = claim_queues(zk, paths, dead_server, claimer, peers.peer_exists, wait=wait, check_alive=not force)
+        owner = None if claimed else lock_owner(zk, paths, dead_server)
+    if as_json:
+        emit_json(
+            {
+                "dead_server": dead_server,
+                "claimer": claimer,
+                "won": bool(claimed),
+                "lock_owner": owner,
+                "queues": [
+                    {"old": q.old_queue_id, "new": q.new_queue_id, "deleted": q.deleted, "wals": q.wals}
+                    for q in claimed
+                ],
+            }
+        )
+        return
+    if not claimed:
+        held = f" (lock held by {owner})" if owner else ""
+        click.echo(f"nothing claimed from {dead_server}{held}")
+    for q in claimed:
+        if q.deleted:
+            click.echo(f"deleted {q.old_queue_id} (peer {q.peer_id} no longer exists): {len(q.wals)} WAL(s)")
+        else:
+            click.echo(f"claimed {q.old_queue_id} -> {claimer}/{q.new_queue_id}: {len(q.wals)} WAL(s)")
+
+
+COMMANDS = (add_peer, remove_peer, enable_peer, disable_peer, list_peers, queues, failover)
