@@ -1,0 +1,193 @@
+"""Cells in HBase's KeyValue framing, as WALCellCodec / KeyValueCodecWithTags write them (spec §1.4).
+
+Each cell is ``int32 BE serializedSize`` followed by the KeyValue::
+
+    int32 keyLength | int32 valueLength |
+    int16 rowLength | row | int8 familyLength | family | qualifier | int64 timestamp | int8 type |
+    value | [int16 tagsLength | tags]      (tags only when present)
+
+The same framing is used by 0.94 WALEdits and by replication RPC cell blocks, so these functions serve
+all three. Decoding checks every length against the buffer: short input raises
+:class:`TruncatedCellError`, inconsistent lengths raise :class:`CellCodecError`.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable, Iterable, Iterator
+
+from replication.wal.errors import CorruptWALError
+from replication.wal.model import Cell
+
+_I32 = struct.Struct(">i")
+_I32x3 = struct.Struct(">iii")
+_U16 = struct.Struct(">H")
+_TS_TYPE = struct.Struct(">qB")
+_HEAD = struct.Struct(">iiiH")  # serialized size, key length, value length, row length
+
+# 2 (row length) + 1 (family length) + 8 (timestamp) + 1 (type): key bytes besides row/family/qualifier.
+KEY_INFRASTRUCTURE_SIZE = 12
+
+
+class CellCodecError(CorruptWALError):
+    """Bytes that are not a well-formed cell (the message names the offset in the buffer)."""
+
+
+class TruncatedCellError(CellCodecError):
+    """The buffer ends inside a cell."""
+
+
+def encode_cell(cell: Cell) -> bytes:
+    """The int32 size + KeyValue bytes of ``cell`` (tags block only when ``cell.tags`` is non-empty).
+
+    Raises ValueError when a row is over 32767 bytes or a family over 127 bytes (KeyValue's limits).
+    """
+    row, family, qualifier, value, tags = cell.row, cell.family, cell.qualifier, cell.value, cell.tags
+    rlen, flen = len(row), len(family)
+    if rlen > 0x7FFF or flen > 0x7F:
+        raise ValueError(f"row ({rlen} bytes) or family ({flen} bytes) too long for a KeyValue")
+    klen = KEY_INFRASTRUCTURE_SIZE + rlen + flen + len(qualifier)
+    vlen = len(value)
+    size = 8 + klen + vlen
+    if tags:
+        size += 2 + len(tags)
+        tail = _U16.pack(len(tags)) + tags
+    else:
+        tail = b""
+    return b"".join(
+        (
+            _HEAD.pack(size, klen, vlen, rlen),
+            row,
+            bytes((flen,)),
+            family,
+            qualifier,
+            _TS_TYPE.pack(cell.timestamp, cell.type),
+            value,
+            tail,
+        )
+    )
+
+
+def encode_cells(cells: Iterable[Cell]) -> bytes:
+    """The concatenated encodings of ``cells``, in order."""
+    return b"".join(encode_cell(cell) for cell in cells)
+
+
+def decode_cells(buf: bytes | memoryview, count: int, offset: int = 0) -> tuple[list[Cell], int]:
+    """Decode ``count`` cells starting at ``offset``; returns the cells and the offset just after them.
+
+    Raises TruncatedCellError when ``buf`` ends inside a cell and CellCodecError on inconsistent lengths.
+    """
+    n = len(buf)
+    pos = offset
+    cells: list[Cell] = []
+    append = cells.append
+    for _ in range(count):
+        if pos + 4 > n:
+            raise TruncatedCellError(f"cell at offset {pos}: buffer ends after {n - pos} of 4 size bytes")
+        (size,) = _I32.unpack_from(buf, pos)
+        kv = pos + 4
+        end = kv + size
+        if size < 8 + KEY_INFRASTRUCTURE_SIZE:
+            raise CellCodecError(f"cell at offset {pos}: serialized size {size} is too small")
+        if end > n:
+            raise TruncatedCellError(f"cell at offset {pos}: needs {size + 4} bytes, buffer has {n - pos}")
+        _, klen, vlen, rlen = _HEAD.unpack_from(buf, pos)
+        if klen < KEY_INFRASTRUCTURE_SIZE or vlen < 0 or 8 + klen + vlen > size:
+            raise CellCodecError(
+                f"cell at offset {pos}: key length {klen} / value length {vlen} do not fit size {size}"
+            )
+        r = kv + 10
+        f = r + rlen
+        if rlen > klen - KEY_INFRASTRUCTURE_SIZE:
+            raise CellCodecError(f"cell at offset {pos}: row length {rlen} does not fit key length {klen}")
+        flen = buf[f]
+        q = f + 1 + flen
+        key_end = kv + 8 + klen
+        qe = key_end - 9
+        if qe < q:
+            raise CellCodecError(f"cell at offset {pos}: family length {flen} does not fit key length {klen}")
+        ts, typ = _TS_TYPE.unpack_from(buf, qe)
+        vend = key_end + vlen
+        if vend < end:
+            if vend + 2 > end:
+                raise CellCodecError(f"cell at offset {pos}: {end - vend} stray byte(s) after the value")
+            (tlen,) = _U16.unpack_from(buf, vend)
+            if vend + 2 + tlen != end:
+                raise CellCodecError(f"cell at offset {pos}: tags length {tlen} does not fit size {size}")
+            tags = bytes(buf[vend + 2 : end])
+        else:
+            tags = b""
+        append(
+            Cell(
+                bytes(buf[r:f]),
+                bytes(buf[f + 1 : q]),
+                bytes(buf[q:qe]),
+                ts,
+                typ,
+                bytes(buf[key_end:vend]),
+                tags,
+            )
+        )
+        pos = end
+    return cells, pos
+
+
+def cells_end(buf: bytes | memoryview, count: int, offset: int = 0) -> int:
+    """The offset just after ``count`` cells starting at ``offset``, following only the size fields.
+
+    This is the cheap walk of the ship path: no cell is decoded. Raises TruncatedCellError when the
+    buffer ends first and CellCodecError for a size that cannot be a cell.
+    """
+    n = len(buf)
+    pos = offset
+    unpack = _I32.unpack_from
+    for _ in range(count):
+        if pos + 4 > n:
+            raise TruncatedCellError(f"cell at offset {pos}: buffer ends after {n - pos} of 4 size bytes")
+        (size,) = unpack(buf, pos)
+        if size < 8 + KEY_INFRASTRUCTURE_SIZE:
+            raise CellCodecError(f"cell at offset {pos}: serialized size {size} is too small")
+        pos += 4 + size
+    if pos > n:
+        raise TruncatedCellError(f"cells from offset {offset}: need {pos - offset} bytes, buffer has {n - offset}")
+    return pos
+
+
+def iter_cell_spans(buf: bytes | memoryview, count: int, offset: int = 0) -> Iterator[tuple[bytes, int, int]]:
+    """For each of ``count`` cells from ``offset``: (family, start, end) of its framed bytes in ``buf``.
+
+    Only the family is copied; values are never touched, so a caller can filter by family and
+    forward ``buf[start:end]`` slices as they are.
+    """
+    n = len(buf)
+    pos = offset
+    unpack = _I32x3.unpack_from
+    unpack_row = _U16.unpack_from
+    for _ in range(count):
+        if pos + 14 > n:
+            raise TruncatedCellError(f"cell at offset {pos}: buffer ends inside the cell header")
+        size, klen, vlen = unpack(buf, pos)
+        end = pos + 4 + size
+        if size < 8 + KEY_INFRASTRUCTURE_SIZE or klen < KEY_INFRASTRUCTURE_SIZE or 8 + klen + vlen > size:
+            raise CellCodecError(f"cell at offset {pos}: sizes {size}/{klen}/{vlen} are inconsistent")
+        if end > n:
+            raise TruncatedCellError(f"cell at offset {pos}: needs {size + 4} bytes, buffer has {n - pos}")
+        f = pos + 14 + unpack_row(buf, pos + 12)[0]
+        flen = buf[f]
+        yield bytes(buf[f + 1 : f + 1 + flen]), pos, end
+        pos = end
+
+
+def select_cells(
+    buf: bytes | memoryview, count: int, keep_family: Callable[[bytes], bool], offset: int = 0
+) -> tuple[int, bytes | memoryview]:
+    """The cells of ``buf`` whose family passes ``keep_family``: (kept count, their framed bytes).
+
+    When every cell is kept the original buffer region comes back as a memoryview (no copy).
+    """
+    view = memoryview(buf)
+    spans = [(s, e) for fam, s, e in iter_cell_spans(view, count, offset) if keep_family(fam)]
+    if len(spans) == count:
+        return count, view[offset : spans[-1][1]] if spans else view[offset:offset]
+    return len(spans), b"".join(view[s:e] for s, e in spans)

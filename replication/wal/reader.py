@@ -1,0 +1,340 @@
+"""Reading WALs: HBase's protobuf WAL and the 0.94 SequenceFile HLog (auto-detected), from any position.
+
+Promises (spec §1.1, ProtobufLogReader / WALEntryStream):
+
+- Entries come with their start and end offsets; ``end`` is a position a later reader can start from.
+- A cleanly closed file has a trailer (``... 00 00 00 00 "LAWP"``); entries stop where it starts
+  (``trailer_present``). An entry that runs into the trailer is corruption.
+- Without a trailer (crashed or still-open writer) an incomplete last entry, or a partial trailer, ends
+  the read at the last whole entry: ``position`` stays there and ``truncated_tail_bytes`` says how much
+  follows. A read from ``position`` later (when the writer has appended more) resumes correctly.
+- Bytes that are all there but do not decode raise :class:`CorruptWALError` naming file and offset.
+  Departure from HBase: ProtobufLogReader treats a garbled entry like EOF; we never skip silently.
+- ``has_compression`` raises :class:`CompressedWALNotSupported`; an encrypted header raises too.
+- A zero-length file has no entries and position 0.
+
+The ship path (:meth:`WALReader.raw_entries`) decodes only WALKeys: cells stay encoded as a memoryview
+of the read buffer, found by following the int32 size of each cell.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable, Iterator
+from types import TracebackType
+from typing import BinaryIO, NamedTuple
+
+from google.protobuf.message import DecodeError
+
+from replication.fs import FileSystem, FileSystemError, LocalFileSystem
+from replication.proto import WAL_pb2
+from replication.wal.cell_codec import KEY_INFRASTRUCTURE_SIZE, CellCodecError, decode_cells
+from replication.wal.errors import CompressedWALNotSupported, CorruptWALError, WALError, WALNotFound
+from replication.wal.key_codec import key_from_pb
+from replication.wal.model import Entry, WALKey
+from replication.wal.varint import decode_varint
+from replication.wal.writer import KNOWN_WRITER_CLASSES, PB_WAL_COMPLETE_MAGIC, PB_WAL_MAGIC, WAL_CELL_CODEC
+
+__all__ = [
+    "CompressedWALNotSupported",
+    "CorruptWALError",
+    "RawEntry",
+    "ReadEntry",
+    "WALNotFound",
+    "WALReader",
+    "open_wal",
+]
+
+SEQUENCE_FILE_MAGIC = b"SEQ"
+TRAILER_TAIL = b"\x00\x00\x00\x00" + PB_WAL_COMPLETE_MAGIC  # empty trailer + int32 0 + "LAWP"
+CHUNK = 8 << 20
+MIN_CELL_SIZE = 8 + KEY_INFRASTRUCTURE_SIZE
+_I32 = struct.Struct(">i")
+# Codecs whose cell encoding is the plain KeyValue framing (spec §1.4).
+PLAIN_CELL_CODECS = frozenset({"", WAL_CELL_CODEC})
+
+
+class ReadEntry(NamedTuple):
+    """A decoded entry and its byte range in the file."""
+
+    entry: Entry
+    start: int
+    end: int
+
+
+class RawEntry(NamedTuple):
+    """An entry for the ship path: the key decoded, the cells still encoded (exactly as in the file)."""
+
+    key: WALKey
+    cell_count: int
+    cell_bytes: memoryview
+    start: int
+    end: int
+
+
+def open_wal(path: str, *, fs: FileSystem | None = None, start: int = 0) -> WALReader:
+    """Open a WAL (protobuf or 0.94 SequenceFile) to read from ``start`` (0 = the first entry).
+
+    Raises WALNotFound, CorruptWALError (not a WAL, bad header, start inside the header or past
+    the end) or CompressedWALNotSupported, each naming the file.
+    """
+    return WALReader(path, fs=fs, start=start)
+
+
+class WALReader:
+    """One pass over a WAL from a start position. Iterate for :class:`ReadEntry`, or use raw_entries().
+
+    After iteration: ``position`` (where the next read starts), ``file_length``, ``trailer_present``
+    and ``truncated_tail_bytes``.
+    """
+
+    def __init__(self, path: str, *, fs: FileSystem | None = None, start: int = 0) -> None:
+        self.path = path
+        self.fs = fs or LocalFileSystem()
+        if start < 0:
+            raise CorruptWALError(f"{path}: negative start position {start}")
+        try:
+            self.file_length = self.fs.status(path).length
+        except FileSystemError:
+            raise WALNotFound(f"WAL not found: {path}") from None
+        self.start = start
+        self.header: WAL_pb2.WALHeader | None = None
+        self.sequence_file_metadata: dict[str, str] = {}
+        self.trailer_present = False
+        self.truncated_tail_bytes = 0
+        self.position = 0
+        self.first_entry_offset = 0
+        self._stop = self.file_length
+        self._consumed = False
+        self.format = self._open()
+
+    # --- opening -------------------------------------------------------------------------------
+
+    def _open(self) -> str:
+        if self.file_length == 0:
+            self._check_start(0)
+            return "empty"
+        head = self.fs.read_range(self.path, 0, min(self.file_length, 64 << 10))
+        if head.startswith(PB_WAL_MAGIC):
+            self._open_protobuf(head)
+            return "protobuf"
+        if head.startswith(SEQUENCE_FILE_MAGIC):
+            from replication.wal.legacy import read_sequence_file_header
+
+            self.sequence_file_metadata, self.first_entry_offset = read_sequence_file_header(head, self.path)
+            self._set_start()
+            return "sequencefile"
+        if len(head) < len(PB_WAL_MAGIC) and PB_WAL_MAGIC.startswith(head):
+            # A writer that died while writing the magic: nothing to read yet.
+            self._check_start(0)
+            self.truncated_tail_bytes = self.file_length
+            return "empty"
+        raise CorruptWALError(f"{self.path}: not a WAL (starts with {head[:4]!r}, expected 'PWAL' or 'SEQ')")
+
+    def _open_protobuf(self, head: bytes) -> None:
+        parsed = decode_varint(head, 4)
+        if parsed is None or parsed[1] + parsed[0] > self.file_length:
+            # The header itself is incomplete: a writer that died right after creating the file.
+            self._check_start(0)
+            self.truncated_tail_bytes = self.file_length
+            self._stop = 0
+            return
+        size, body = parsed
+        if body + size > len(head):
+            head = self.fs.read_range(self.path, 0, body + size)
+        header = WAL_pb2.WALHeader()
+        try:
+            header.ParseFromString(head[body : body + size])
+        except DecodeError as exc:
+            raise CorruptWALError(f"{self.path}: garbled WALHeader at offset 4: {exc}") from None
+        if header.has_compression:
+            raise CompressedWALNotSupported(
+                f"{self.path}: compressed WALs are not supported (has_compression in the WALHeader)"
+            )
+        if header.HasField("encryption_key"):
+            raise WALError(f"{self.path}: encrypted WALs are not supported (encryption_key in the WALHeader)")
+        if header.HasField("writer_cls_name") and header.writer_cls_name not in KNOWN_WRITER_CLASSES:
+            raise CorruptWALError(f"{self.path}: got unknown writer class {header.writer_cls_name!r} in the WALHeader")
+        if header.cell_codec_cls_name not in PLAIN_CELL_CODECS:
+            raise WALError(f"{self.path}: unsupported cell codec {header.cell_codec_cls_name!r} in the WALHeader")
+        self.header = header
+        self.first_entry_offset = body + size
+        self._find_trailer()
+        self._set_start()
+
+    def _find_trailer(self) -> None:
+        """ProtobufLogReader.setTrailerIfPresent: int32 size + "LAWP" in the last 8 bytes."""
+        length = self.file_length
+        if length - self.first_entry_offset < 8:
+            return
+        tail = self.fs.read_range(self.path, length - 8, 8)
+        if tail[4:] != PB_WAL_COMPLETE_MAGIC:
+            return
+        size = int.from_bytes(tail[:4], "big", signed=True)
+        trailer_start = length - 8 - size
+        if size < 0 or trailer_start < self.first_entry_offset:
+            return
+        trailer = WAL_pb2.WALTrailer()
+        try:
+            trailer.ParseFromString(self.fs.read_range(self.path, trailer_start, size) if size else b"")
+        except DecodeError:
+            return  # as setTrailerIfPresent: an unparsable trailer means "no trailer"
+        self.trailer_present = True
+        self._stop = trailer_start
+
+    def _check_start(self, first: int) -> None:
+        if self.start not in (0, first):
+            raise CorruptWALError(
+                f"{self.path}: start position {self.start} is past the end of the entries (file length "
+                f"{self.file_length})"
+            )
+        self.position = first
+
+    def _set_start(self) -> None:
+        if self.start == 0:
+            self.position = self.first_entry_offset
+        elif self.start < self.first_entry_offset:
+            raise CorruptWALError(
+                f"{self.path}: start position {self.start} is inside the header (entries start at "
+                f"{self.first_entry_offset})"
+            )
+        elif self.start > self._stop:
+            raise CorruptWALError(
+                f"{self.path}: start position {self.start} is past the end of the entries at {self._stop} "
+                f"(file length {self.file_length})"
+            )
+        else:
+            self.position = self.start
+
+    # --- reading -------------------------------------------------------------------------------
+
+    def __iter__(self) -> Iterator[ReadEntry]:
+        """Every entry from the start position, cells decoded, with its [start, end) offsets."""
+        for raw in self.raw_entries():
+            try:
+                cells, _ = decode_cells(raw.cell_bytes, raw.cell_count)
+            except CellCodecError as exc:
+                raise CorruptWALError(f"{self.path}: corrupt entry at offset {raw.start}: {exc}") from None
+            yield ReadEntry(Entry(raw.key, cells), raw.start, raw.end)
+
+    def raw_entries(self, key_filter: Callable[[WALKey], bool] | None = None) -> Iterator[RawEntry]:
+        """Entries with cells left encoded (a memoryview of the file bytes), for shipping.
+
+        ``key_filter``: entries whose key it rejects are passed over (their bytes still advance the
+        position). Only one pass per reader.
+        """
+        if self._consumed:
+            raise WALError(f"{self.path}: this reader has already been read; open the WAL again")
+        self._consumed = True
+        if self.format == "empty":
+            return iter(())
+        if self.format == "sequencefile":
+            from replication.wal.legacy import scan_sequence_file
+
+            return scan_sequence_file(self, key_filter)
+        return self._scan_protobuf(key_filter)
+
+    def entries(self) -> Iterator[Entry]:
+        """The decoded entries only (no offsets)."""
+        for read in self:
+            yield read.entry
+
+    def _finish(self, tail_start: int) -> None:
+        self.position = tail_start
+        self.truncated_tail_bytes = 0 if self.trailer_present else self.file_length - tail_start
+
+    def _scan_protobuf(self, key_filter: Callable[[WALKey], bool] | None) -> Iterator[RawEntry]:
+        stop = self._stop
+        path = self.path
+        pos = self.position
+        if pos >= stop:
+            self._finish(pos)
+            return
+        stream: BinaryIO = self.fs.open_read(path, pos)
+        try:
+            base = pos  # file offset of buf[0]
+            buf = stream.read(min(CHUNK, stop - pos))
+            view = memoryview(buf)
+            off = 0
+            n = len(buf)
+            pb = WAL_pb2.WALKey()
+            unpack_i32 = _I32.unpack_from
+            parse = pb.ParseFromString
+            while True:
+                at = base + off
+                if at >= stop:
+                    break
+                if stop - at < 8 and base + n >= stop and TRAILER_TAIL.startswith(buf[off:]):
+                    # A partial trailer (isWALTrailer): the writer died while closing. No entry is < 9 bytes.
+                    self._finish(at)
+                    return
+                # --- one entry: varint32 key length, WALKey, following_kv_count cells ---
+                entry_end = -1
+                parsed = decode_varint(buf, off)
+                if parsed is not None:
+                    klen, kstart = parsed
+                    kend = kstart + klen
+                    if kend <= n:
+                        pb.Clear()
+                        try:
+                            parse(view[kstart:kend])
+                        except DecodeError as exc:
+                            self._corrupt(at, f"garbled WALKey: {exc}")
+                        if not pb.IsInitialized():
+                            self._corrupt(at, "WALKey misses required fields")
+                        count = pb.following_kv_count
+                        # The cells: follow each int32 size (cells_end, inlined: this is the hot loop).
+                        cpos = kend
+                        for _ in range(count):
+                            if cpos + 4 > n:
+                                cpos = n + 1
+                                break
+                            (size,) = unpack_i32(buf, cpos)
+                            if size < MIN_CELL_SIZE:
+                                self._corrupt(at, f"cell at offset {base + cpos}: serialized size {size} is too small")
+                            cpos += 4 + size
+                        if cpos <= n:
+                            entry_end = cpos
+                if entry_end < 0:
+                    # Incomplete in the buffer: read more, or it is the tail of the file.
+                    if base + n >= stop:
+                        if self.trailer_present:
+                            self._corrupt(at, f"entry runs into the trailer at {stop}")
+                        self._finish(at)
+                        return
+                    rest = buf[off:]
+                    more = stream.read(min(max(CHUNK, 2 * len(rest)), stop - base - n))
+                    if not more:  # the file is shorter than its length said (truncated meanwhile)
+                        self._finish(at)
+                        return
+                    base = at
+                    buf = rest + more
+                    view = memoryview(buf)
+                    n = len(buf)
+                    off = 0
+                    continue
+                self.position = base + entry_end
+                if key_filter is None:
+                    yield RawEntry(key_from_pb(pb), count, view[kend:entry_end], at, base + entry_end)
+                else:
+                    key = key_from_pb(pb)
+                    if key_filter(key):
+                        yield RawEntry(key, count, view[kend:entry_end], at, base + entry_end)
+                off = entry_end
+            self._finish(min(base + off, stop))
+        finally:
+            stream.close()
+
+    def _corrupt(self, offset: int, why: str) -> None:
+        raise CorruptWALError(f"{self.path}: corrupt entry at offset {offset}: {why}")
+
+    def close(self) -> None:
+        """Nothing is held open between reads; kept for symmetry with the writer."""
+
+    def __enter__(self) -> WALReader:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()

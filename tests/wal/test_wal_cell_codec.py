@@ -1,0 +1,98 @@
+"""Cell framing: hand-computed KeyValue bytes, round trips, and errors on short or garbled input."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from wal_strategies import cells
+
+from replication.wal.cell_codec import (
+    CellCodecError,
+    TruncatedCellError,
+    cells_end,
+    decode_cells,
+    encode_cell,
+    encode_cells,
+    iter_cell_spans,
+    select_cells,
+)
+from replication.wal.model import Cell, CellType
+
+
+def test_keyvalue_layout_by_hand() -> None:
+    cell = Cell(b"row1", b"cf", b"q", 0x0102030405060708, CellType.PUT, b"value")
+    key = b"\x00\x04row1" + b"\x02cf" + b"q" + bytes.fromhex("0102030405060708") + b"\x04"
+    assert len(key) == 2 + 4 + 1 + 2 + 1 + 8 + 1
+    kv = struct.pack(">ii", len(key), 5) + key + b"value"
+    assert encode_cell(cell) == struct.pack(">i", len(kv)) + kv
+    assert decode_cells(encode_cell(cell), 1) == ([cell], 4 + len(kv))
+
+
+def test_tags_block_only_when_present() -> None:
+    tags = b"\x00\x03\x07ab"  # one tag: length 3 (type + 2 bytes), type 7, "ab"
+    with_tags = Cell(b"r", b"f", b"", 1, CellType.DELETE_COLUMN, b"", tags)
+    data = encode_cell(with_tags)
+    plain = encode_cell(Cell(b"r", b"f", b"", 1, CellType.DELETE_COLUMN))
+    assert data[4:] == plain[4:] + b"\x00\x05" + tags
+    assert struct.unpack(">i", data[:4])[0] == struct.unpack(">i", plain[:4])[0] + 2 + len(tags)
+    assert decode_cells(data, 1)[0] == [with_tags]
+    assert with_tags.is_delete and not Cell(b"r", b"f", b"", 1, CellType.PUT).is_delete
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(cells, max_size=6))
+def test_round_trip(batch: list[Cell]) -> None:
+    data = b"xx" + encode_cells(batch)
+    decoded, end = decode_cells(data, len(batch), offset=2)
+    assert decoded == batch
+    assert end == len(data) == cells_end(data, len(batch), 2)
+    assert [(f, s, e) for f, s, e in iter_cell_spans(data, len(batch), 2)] == [
+        (c.family, s, s + len(encode_cell(c))) for c, s in zip(batch, _starts(batch, 2), strict=True)
+    ]
+
+
+def _starts(batch: list[Cell], offset: int) -> list[int]:
+    out, pos = [], offset
+    for cell in batch:
+        out.append(pos)
+        pos += len(encode_cell(cell))
+    return out
+
+
+def test_short_input_is_truncation() -> None:
+    data = encode_cells([Cell(b"r", b"f", b"q", 1, 4, b"v" * 10)] * 2)
+    for cut in range(len(data)):
+        with pytest.raises(TruncatedCellError):
+            decode_cells(data[:cut], 2)
+        with pytest.raises(TruncatedCellError):
+            cells_end(data[:cut], 2)
+
+
+def test_garbled_lengths_are_errors_not_truncation() -> None:
+    good = bytearray(encode_cell(Cell(b"r", b"f", b"q", 1, 4, b"value")))
+    bad_key = bytearray(good)
+    bad_key[4:8] = struct.pack(">i", 500)  # key length larger than the cell
+    with pytest.raises(CellCodecError, match="offset 0") as info:
+        decode_cells(bytes(bad_key), 1)
+    assert not isinstance(info.value, TruncatedCellError)
+    tiny = struct.pack(">i", 3) + b"abc"
+    with pytest.raises(CellCodecError, match="too small"):
+        decode_cells(tiny, 1)
+    bad_family = bytearray(good)
+    bad_family[4 + 8 + 2 + 1] = 100  # family length past the key
+    with pytest.raises(CellCodecError, match="family length"):
+        decode_cells(bytes(bad_family), 1)
+
+
+def test_select_cells_keeps_original_bytes() -> None:
+    batch = [Cell(b"r", fam, b"q", 1, 4, b"v") for fam in (b"a", b"b", b"a")]
+    data = encode_cells(batch)
+    count, kept = select_cells(data, 3, lambda fam: fam == b"a")
+    assert count == 2
+    assert decode_cells(bytes(kept), 2)[0] == [batch[0], batch[2]]
+    count, kept = select_cells(data, 3, lambda fam: True)
+    assert count == 3 and isinstance(kept, memoryview) and bytes(kept) == data
+    assert select_cells(data, 3, lambda fam: False) == (0, b"")
