@@ -220,7 +220,7 @@ class ReplicationQueueStorage:
                 before = self._rs_cversion()
                 if before is None:
                     return set()
-                wals = {w for queue in self._list_tree(with_data=False) for w in queue.wals}
+                wals = {w for queue in self._list_tree(with_data=False)[1] for w in queue.wals}
                 if self._rs_cversion() == before:
                     return wals
                 log.info("queues root cversion changed while listing WALs; retrying")
@@ -236,8 +236,9 @@ class ReplicationQueueStorage:
                 before = self._rs_cversion()
                 if before is None:
                     return QueueSnapshot(rs_cversion=-1)
-                snap = QueueSnapshot(rs_cversion=before)
-                for queue in self._list_tree(with_data=True):
+                servers, queues = self._list_tree(with_data=True)
+                snap = QueueSnapshot(rs_cversion=before, replicators={server: {} for server in servers})
+                for queue in queues:
                     snap.replicators.setdefault(queue.server, {})[queue.queue_id] = queue
                 if self._rs_cversion() == before:
                     return snap
@@ -247,12 +248,12 @@ class ReplicationQueueStorage:
         stat = self.zk.exists(self.paths.queues)
         return None if stat is None else stat.cversion
 
-    def _list_tree(self, with_data: bool) -> list[QueueState]:
+    def _list_tree(self, with_data: bool) -> tuple[list[str], list[QueueState]]:
         zk, paths = self.zk, self.paths
         try:
             servers = sorted(filter(is_replicator, zk.get_children(paths.queues)))
         except NoNodeError:
-            return []
+            return [], []
         listed = pipelined(lambda s=s: zk.get_children_async(paths.replicator(s)) for s in servers)
         pairs = [
             (server, queue_id)
@@ -280,7 +281,7 @@ class ReplicationQueueStorage:
                     continue
                 data, stat = _ok(result, path)
                 queue.wals[wal] = WALState(codec.parse_position(data, path), stat.version)
-        return queues
+        return servers, queues
 
 
 def _ok(result: Any, path: str) -> Any:

@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from replication.zk.client import connect
+from replication.zk.cluster_key import ClusterKey
+from replication.zk.layout import ZNodePaths
+from replication.zk.queue_storage import ReplicationQueueStorage
+
+
+def hbrep(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "replication.cli", *args], capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.slow
+def test_peer_lifecycle_queues_and_claim(cluster_key):
+    c = ("--cluster", cluster_key)
+    assert hbrep(*c, "add_peer", "2", "zk9:2181:/hbase-b", "--table-cfs", "t1:cf1,cf2").returncode == 0
+    bad = hbrep(*c, "add_peer", "a-b", "zk9:2181:/hbase-b")
+    assert bad.returncode == 1
+    assert bad.stderr.strip().splitlines() == [
+        "hbrep: error: bad peer id 'a-b': it must be non-empty, without '-', '/' or blanks"
+    ]
+    badkey = hbrep(*c, "add_peer", "3", "zk9:/hbase-b")
+    assert badkey.returncode == 1 and "bad cluster key 'zk9:/hbase-b'" in badkey.stderr
+    assert hbrep(*c, "disable_peer", "2").returncode == 0
+    listed = hbrep(*c, "list_peers")
+    header, row = listed.stdout.splitlines()[:2]
+    assert header.split() == [
+        "PEER_ID", "CLUSTER_KEY", "ENDPOINT_CLASSNAME", "STATE", "REPLICATE_ALL", "NAMESPACES", "TABLE_CFS",
+        "BANDWIDTH", "SERIAL",
+    ]  # fmt: skip
+    assert row.split() == ["2", "zk9:2181:/hbase-b", "DISABLED", "false", "t1:cf1,cf2", "0", "false"]
+    rows = json.loads(hbrep(*c, "list_peers", "--json").stdout)
+    assert rows[0]["STATE"] == "DISABLED" and rows[0]["TABLE_CFS"] == "t1:cf1,cf2"
+    assert hbrep(*c, "enable_peer", "2").returncode == 0
+    assert json.loads(hbrep(*c, "list_peers", "--json").stdout)[0]["STATE"] == "ENABLED"
+    missing = hbrep(*c, "enable_peer", "7")
+    assert missing.returncode == 1 and missing.stderr.strip() == "hbrep: error: peer 7 does not exist"
+
+    zk = connect(cluster_key)
+    try:
+        paths = ZNodePaths(parent=ClusterKey.parse(cluster_key).znode_parent)
+        storage = ReplicationQueueStorage(zk, paths)
+        storage.add_wal("1.1.1.2,60020,123456790", "2", "1.1.1.2,60020.1214")
+        storage.set_wal_position("1.1.1.2,60020,123456790", "2", "1.1.1.2,60020.1214", 254)
+        text = hbrep(*c, "queues").stdout.splitlines()
+        assert text == [
+            f"{paths.queues}/",
+            "  1.1.1.2,60020,123456790/",
+            "    2/",
+            "      1.1.1.2,60020.1214  (position 254)",
+        ]
+        claim = hbrep(*c, "failover", "claim", "1.1.1.2,60020,123456790", "--by", "1.1.1.3,60020,123456630")
+        assert claim.returncode == 0, claim.stderr
+        assert "claimed 2 -> 1.1.1.3,60020,123456630/2-1.1.1.2,60020,123456790: 1 WAL(s)" in claim.stdout
+        tree = json.loads(hbrep(*c, "queues", "--json").stdout)
+        assert tree == {"1.1.1.3,60020,123456630": {"2-1.1.1.2,60020,123456790": {"1.1.1.2,60020.1214": 254}}}
+        once = hbrep(*c, "failover", "--once")
+        assert once.returncode == 1 and "not implemented yet" in once.stderr
+        assert hbrep(*c, "remove_peer", "2").returncode == 0
+        assert json.loads(hbrep(*c, "queues", "--json").stdout) == {"1.1.1.3,60020,123456630": {}}
+        assert json.loads(hbrep(*c, "list_peers", "--json").stdout) == []
+    finally:
+        zk.delete(paths.parent, recursive=True)
+        zk.stop()
+        zk.close()
