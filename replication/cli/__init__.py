@@ -69,9 +69,15 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _register() -> None:
-    from replication.cli import peer_commands, ship_commands, zk_commands
+    from replication.cli import peer_commands, ship_commands, wal_commands, zk_commands
 
-    for command in (zk_commands.zk, *peer_commands.COMMANDS, ship_commands.ship, ship_commands.status):
+    for command in (
+        zk_commands.zk,
+        *peer_commands.COMMANDS,
+        ship_commands.ship,
+        ship_commands.status,
+        wal_commands.wal,
+    ):
         cli.add_command(command)
 
 
