@@ -139,6 +139,8 @@ class HRegionServer:
         with contextlib.suppress(NodeExistsError):
             self.zk.create(self.paths.live_server(self.server_name), b"", ephemeral=True, makepath=True)
         threading.Thread(target=self._chore_loop, name="rs-chores", daemon=True).start()
+        # import the Parquet writer now, off the start-up path, so the first flush does not pay for it
+        threading.Thread(target=_warm_up, name="rs-warm-up", daemon=True).start()
         LOG.info("region server %s started (root %s)", self.server_name, self.root)
         return self.server_name
 
@@ -376,6 +378,11 @@ class HRegionServer:
         if self._sink is None:
             self._sink = ReplicationSink(self)
         return self._sink
+
+
+def _warm_up() -> None:
+    with contextlib.suppress(Exception):
+        import replication.tables.table_files  # noqa: F401
 
 
 def main(argv: list[str] | None = None) -> int:
