@@ -82,7 +82,10 @@ class RequestRecord:
 class _Handler(BaseHTTPRequestHandler):
     server: _RoleServer
     protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True  # headers and body go out in separate writes
+    disable_nagle_algorithm = True
+    # Buffered: the response leaves in one flush after _dispatch returns, so a request is always
+    # recorded before its client can see the answer (tests read server.requests right after a call).
+    wbufsize = -1
 
     def log_message(self, format: str, *args: object) -> None:
         pass
@@ -354,6 +357,13 @@ class _RoleServer(ThreadingHTTPServer):
         super().__init__((HOST, 0), _Handler)
         self.owner = owner
         self.role = role
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        import sys
+
+        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            return  # a reader closed its OPEN stream early (seek or close): normal for a client
+        super().handle_error(request, client_address)
 
 
 class WebHdfsTestServer:
