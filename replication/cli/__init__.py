@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _register() -> None:
-    from replication.cli import peer_commands, ship_commands, wal_commands, zk_commands
+    from replication.cli import cluster_commands, peer_commands, ship_commands, wal_commands, zk_commands
 
     for command in (
         zk_commands.zk,
@@ -77,6 +77,7 @@ def _register() -> None:
         ship_commands.ship,
         ship_commands.status,
         wal_commands.wal,
+        *cluster_commands.COMMANDS,
     ):
         cli.add_command(command)
 

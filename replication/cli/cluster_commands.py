@@ -1,0 +1,287 @@
+"""``hbrep cluster start|stop``, ``rs list|kill``, ``create_table``, ``alter``, ``describe``, ``put``, ``delete``,
+``flush``, ``load``: the embedded cluster from the command line (names as in the HBase shell)."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+from collections.abc import Iterator
+
+import click
+
+from replication.cli.common import CliContext, emit_json, json_option, pass_context
+from replication.errors import HbrepError
+
+
+@contextlib.contextmanager
+def _zk(ctx: CliContext) -> Iterator[object]:
+    from replication.zk.client import connected
+
+    with connected(ctx.cluster, auth=ctx.conf.get_str("hbrep.zk.auth", "") or None) as zk:
+        yield zk
+
+
+def _paths(ctx: CliContext):  # type: ignore[no-untyped-def]
+    from replication.zk.layout import ZNodePaths
+
+    return ZNodePaths(ctx.conf, parent=ctx.cluster.znode_parent)
+
+
+def _info(ctx: CliContext):  # type: ignore[no-untyped-def]
+    from replication.cluster.info import read_cluster_info
+
+    with _zk(ctx) as zk:
+        return read_cluster_info(zk, _paths(ctx))
+
+
+def _registry(ctx: CliContext):  # type: ignore[no-untyped-def]
+    from replication.fs import get_filesystem
+    from replication.tables.descriptors import TableRegistry
+
+    fs, root = get_filesystem(_info(ctx).root)
+    return TableRegistry(fs, root)
+
+
+def _client(ctx: CliContext):  # type: ignore[no-untyped-def]
+    from replication.cluster.client import ClusterClient
+
+    return ClusterClient(ctx.cluster, ctx.conf)
+
+
+# -- cluster ---------------------------------------------------------------------------------------
+@click.group()
+def cluster() -> None:
+    """Start or stop the embedded cluster named by --cluster."""
+
+
+@cluster.command("start")
+@click.argument("name")
+@click.option("--root", required=True, type=click.Path(file_okay=False), help="hbase.rootdir of the cluster.")
+@click.option("--regionservers", type=click.IntRange(1, 64), default=1, show_default=True)
+@json_option
+@pass_context
+def cluster_start(ctx: CliContext, name: str, root: str, regionservers: int, as_json: bool) -> None:
+    """Start NAME with N region-server processes on 127.0.0.1 (they keep running after this exits)."""
+    from replication.cluster.embedded import start_cluster
+
+    started = start_cluster(str(ctx.cluster), root, regionservers, conf=ctx.conf, name=name)
+    servers = started.servers
+    with contextlib.suppress(Exception):
+        started.zk.stop()
+        started.zk.close()
+    if as_json:
+        emit_json({"name": name, "root": started.root, "cluster": str(ctx.cluster), "servers": servers})
+        return
+    click.echo(f"cluster {name} started at {ctx.cluster} (root {started.root})")
+    for server in servers:
+        click.echo(f"  region server {server}")
+
+
+@cluster.command("stop")
+@click.argument("name")
+@pass_context
+def cluster_stop(ctx: CliContext, name: str) -> None:
+    """Stop every region server of NAME cleanly (flush memstores, close WALs)."""
+    from replication.cluster.embedded import stop_servers
+
+    info = _info(ctx)
+    if info.name != name:
+        raise HbrepError(f"cluster key {ctx.cluster} holds cluster {info.name!r}, not {name!r}")
+    stopped = stop_servers(info.root)
+    click.echo(f"cluster {name} stopped ({len(stopped)} region servers)")
+
+
+# -- rs --------------------------------------------------------------------------------------------
+@click.group()
+def rs() -> None:
+    """Region servers of the cluster."""
+
+
+@rs.command("list")
+@json_option
+@pass_context
+def rs_list(ctx: CliContext, as_json: bool) -> None:
+    """The live region servers (children of <parent>/rs)."""
+    from replication.cluster.embedded import live_servers, server_pids
+
+    with _zk(ctx) as zk:
+        servers = live_servers(zk, _paths(ctx))
+        from replication.cluster.info import read_cluster_info
+
+        info = read_cluster_info(zk, _paths(ctx))
+    pids = server_pids(info.root)
+    if as_json:
+        emit_json([{"server": s, "pid": pids.get(s)} for s in servers])
+        return
+    for server in servers:
+        click.echo(f"{server}\tpid {pids.get(server, '?')}")
+    click.echo(f"{len(servers)} live region server(s)")
+
+
+@rs.command("kill")
+@click.argument("servername")
+@pass_context
+def rs_kill(ctx: CliContext, servername: str) -> None:
+    """SIGKILL one region server (for failure tests: no flush, no WAL trailer)."""
+    from replication.cluster.embedded import kill_server
+
+    pid = kill_server(_info(ctx).root, servername, signal.SIGKILL)
+    click.echo(f"killed region server {servername} (pid {pid})")
+
+
+# -- tables ----------------------------------------------------------------------------------------
+@click.command("create_table")
+@click.argument("table")
+@click.argument("families", nargs=-1, required=True)
+@pass_context
+def create_table(ctx: CliContext, table: str, families: tuple[str, ...]) -> None:
+    """Create TABLE with FAMILY[:SCOPE]... (scope 0 = local, 1 = global/replicated)."""
+    from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor
+
+    fams = []
+    for spec in families:
+        name, _, scope = spec.partition(":")
+        if scope and not scope.isdigit():
+            raise HbrepError(f"family {spec!r}: scope must be 0 or 1")
+        fams.append(ColumnFamilyDescriptor(name, scope=int(scope or 0)))
+    desc = _registry(ctx).create(TableDescriptor.of(table, *fams))
+    click.echo(f"created table {desc.name}: " + ", ".join(f"{f.name} (scope {f.scope})" for f in fams))
+
+
+@click.command("alter")
+@click.argument("table")
+@click.option("--family", required=True)
+@click.option("--scope", required=True, type=click.IntRange(0, 1))
+@pass_context
+def alter(ctx: CliContext, table: str, family: str, scope: int) -> None:
+    """Set REPLICATION_SCOPE of one family (takes effect for the next write)."""
+    desc = _registry(ctx).alter_scope(table, family, scope)
+    click.echo(f"table {desc.name}: family {family} scope {scope}")
+
+
+@click.command("describe")
+@click.argument("table")
+@json_option
+@pass_context
+def describe(ctx: CliContext, table: str, as_json: bool) -> None:
+    """The table's families with REPLICATION_SCOPE and VERSIONS."""
+    desc = _registry(ctx).get(table)
+    fams = [{"name": f.name, "scope": f.scope, "versions": f.max_versions} for f in desc.families.values()]
+    if as_json:
+        emit_json({"table": desc.name, "families": fams})
+        return
+    click.echo(f"Table {desc.name}")
+    for f in fams:
+        click.echo(f"  {{NAME => '{f['name']}', REPLICATION_SCOPE => '{f['scope']}', VERSIONS => '{f['versions']}'}}")
+
+
+# -- writes ----------------------------------------------------------------------------------------
+def _column(spec: str) -> tuple[bytes, bytes | None]:
+    family, sep, qualifier = spec.partition(":")
+    if not family:
+        raise HbrepError(f"bad column {spec!r}: expected FAMILY[:QUALIFIER]")
+    return family.encode(), (qualifier.encode() if sep else None)
+
+
+@click.command("put")
+@click.argument("table")
+@click.argument("row")
+@click.argument("column")
+@click.argument("value")
+@click.option("--ts", type=int, default=None, help="Timestamp in ms (default: the server clock).")
+@pass_context
+def put(ctx: CliContext, table: str, row: str, column: str, value: str, ts: int | None) -> None:
+    """Put VALUE at ROW, FAMILY:QUALIFIER (acknowledged once durable in the WAL)."""
+    family, qualifier = _column(column)
+    with _client(ctx) as client:
+        client.put(table, row.encode(), family, qualifier or b"", value.encode(), ts=ts)
+    click.echo(f"put {table} {row} {column}")
+
+
+DELETE_TYPES = {"column": "DELETE_COLUMN", "version": "DELETE", "family": "DELETE_FAMILY",
+                "family-version": "DELETE_FAMILY_VERSION"}  # fmt: skip
+
+
+@click.command("delete")
+@click.argument("table")
+@click.argument("row")
+@click.argument("column", required=False)
+@click.option("--ts", type=int, default=None, help="Timestamp in ms (default: the server clock).")
+@click.option(
+    "--type",
+    "kind",
+    type=click.Choice(sorted(DELETE_TYPES)),
+    default=None,
+    help="Marker type: column (DeleteColumn, default with a qualifier), version (Delete: one version, "
+    "needs --ts), family (DeleteFamily, default without a qualifier), family-version (needs --ts).",
+)
+@pass_context
+def delete(ctx: CliContext, table: str, row: str, column: str | None, ts: int | None, kind: str | None) -> None:
+    """Delete ROW (every family), a FAMILY, or FAMILY:QUALIFIER (all versions up to --ts)."""
+    from replication.wal.model import CellType
+
+    family, qualifier = _column(column) if column else (None, None)
+    cell_type = CellType[DELETE_TYPES[kind]] if kind else None
+    if cell_type is not None and family is None:
+        raise HbrepError(f"delete --type {kind} needs a FAMILY[:QUALIFIER]")
+    if cell_type in (CellType.DELETE, CellType.DELETE_COLUMN) and qualifier is None:
+        qualifier = b""
+    with _client(ctx) as client:
+        client.delete(table, row.encode(), family, qualifier, ts=ts, kind=cell_type)
+    click.echo(f"deleted {table} {row}" + (f" {column}" if column else ""))
+
+
+@click.command("flush")
+@click.argument("table", required=False)
+@json_option
+@pass_context
+def flush(ctx: CliContext, table: str | None, as_json: bool) -> None:
+    """Flush memstores to table files (TABLE, or every table), so Spark sees every acknowledged edit."""
+    with _client(ctx) as client:
+        files = client.flush(table)
+    if as_json:
+        emit_json({"files": files})
+        return
+    click.echo(f"flushed {table or 'all tables'}: {len(files)} table file(s)")
+
+
+@click.command("load")
+@click.argument("table")
+@click.option("--rows", type=click.IntRange(1), required=True)
+@click.option("--rate", type=click.FloatRange(min=0, min_open=True), default=None, help="Rows per second cap.")
+@click.option("--batch", "batch_size", type=click.IntRange(1, 10000), default=100, show_default=True)
+@click.option("--value-size", type=click.IntRange(0), default=100, show_default=True)
+@click.option("--family", default=None, help="Family to write (default: the table's first).")
+@json_option
+@pass_context
+def load(
+    ctx: CliContext,
+    table: str,
+    rows: int,
+    rate: float | None,
+    batch_size: int,
+    value_size: int,
+    family: str | None,
+    as_json: bool,
+) -> None:
+    """Write N rows (one cell each) with a progress bar, then print the rate."""
+    from tqdm import tqdm
+
+    from replication.cluster.load import run_load
+
+    desc = _registry(ctx).get(table)
+    fam = family or next(iter(desc.families))
+    desc.family(fam)
+    with _client(ctx) as client, tqdm(total=rows, unit="row", disable=as_json, mininterval=0.5) as bar:
+        stats = run_load(client, desc.name, rows, family=fam.encode(), rate=rate, batch_size=batch_size,
+                         value_size=value_size, progress=bar.update)  # fmt: skip
+    if as_json:
+        emit_json(stats.as_dict())
+        return
+    click.echo(
+        f"loaded {stats.rows} rows into {desc.name} in {stats.seconds:.2f}s: "
+        f"{stats.rows_per_s:,.0f} rows/s, {stats.mb_per_s:.2f} MB/s"
+    )
+
+
+COMMANDS = (cluster, rs, create_table, alter, describe, put, delete, flush, load)
