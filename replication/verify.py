@@ -1,0 +1,327 @@
+"""VerifyReplication: compare a source table with its peer copy, row by row, in Spark (spec §8).
+
+HBase runs a map-only job whose mappers merge-compare a source scanner with a peer scanner by row key
+(``VerifyReplication.Verifier``). Here both tables are scanned with HBase scan semantics
+(``replication.tables.spark_views.scan``: time range, versions, raw, families, row prefixes), grouped
+into one Result per row (the sorted array of its cells), and full-outer-joined on the row key:
+
+- both sides have the row, same cells (family, qualifier, timestamp, type, value; same count) → GOODROWS;
+- both sides, cells differ → CONTENT_DIFFERENT_ROWS;
+- only the source → ONLY_IN_SOURCE_TABLE_ROWS; only the peer → ONLY_IN_PEER_TABLE_ROWS;
+- every failure also counts BADROWS.
+
+Tags are not compared (HBase compares them): table files keep no tags (see table_files.py).
+
+With ``recompare_sleep_ms > 0`` the bad rows are kept (a checkpoint of their keys and first verdict),
+the driver sleeps, then only those rows are read again from both clusters; a row that now matches
+counts as GOODROWS, the others keep their first verdict (as HBase's ``logFailRowAndIncrementCounter``
+does, which increments the original counter when the re-Get still differs). ``RECOMPARES`` (a 2.6
+counter) reports how many rows were re-read.
+
+Nothing is collected to the driver but the counters and, when asked, a bounded list of bad row keys.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from replication.errors import HbrepError
+from replication.tables.semantics import LATEST_TIMESTAMP
+
+if TYPE_CHECKING:
+    from kazoo.client import KazooClient
+    from pyspark.sql import DataFrame, SparkSession
+
+    from replication.config import Config
+    from replication.zk.cluster_key import ClusterKey
+
+GOODROWS = "GOODROWS"
+BADROWS = "BADROWS"
+ONLY_IN_SOURCE_TABLE_ROWS = "ONLY_IN_SOURCE_TABLE_ROWS"
+ONLY_IN_PEER_TABLE_ROWS = "ONLY_IN_PEER_TABLE_ROWS"
+CONTENT_DIFFERENT_ROWS = "CONTENT_DIFFERENT_ROWS"
+RECOMPARES = "RECOMPARES"
+COUNTERS = (GOODROWS, BADROWS, ONLY_IN_SOURCE_TABLE_ROWS, ONLY_IN_PEER_TABLE_ROWS, CONTENT_DIFFERENT_ROWS)
+
+# Verdict codes of one row (a Spark int column).
+_GOOD, _ONLY_SOURCE, _ONLY_PEER, _DIFFERENT = 0, 1, 2, 3
+_VERDICT_COUNTER = {
+    _ONLY_SOURCE: ONLY_IN_SOURCE_TABLE_ROWS,
+    _ONLY_PEER: ONLY_IN_PEER_TABLE_ROWS,
+    _DIFFERENT: CONTENT_DIFFERENT_ROWS,
+}
+
+
+class VerifyError(HbrepError):
+    """Bad VerifyReplication arguments (the message names the option)."""
+
+
+@dataclass
+class VerifyOptions:
+    """VerifyReplication's options (HBase names in comments); defaults compare the newest version of all."""
+
+    start_time: int = 0  # --starttime (inclusive)
+    end_time: int = LATEST_TIMESTAMP  # --endtime (exclusive)
+    families: list[str] | None = None  # --families a,b
+    row_prefixes: list[str] | None = None  # --row-prefixes p,q
+    recompare_sleep_ms: int = 0  # --recomparesleep
+    peer_table: str | None = None  # --peerTableName
+    versions: int = -1  # --versions (-1: the scan default, one version)
+    raw: bool = False  # --raw (delete markers compared too)
+    verbose: bool = False  # --verbose: list the bad row keys
+    max_listed_bad_rows: int = 1000  # cap of the bad-row list brought to the driver
+
+    def __post_init__(self) -> None:
+        if self.start_time < 0:
+            raise VerifyError(f"--starttime {self.start_time} is negative")
+        if self.end_time <= self.start_time:
+            raise VerifyError(f"--endtime {self.end_time} is not after --starttime {self.start_time}")
+        if self.versions == 0 or self.versions < -1:
+            raise VerifyError(f"--versions {self.versions} must be >= 1 (or -1 for the default)")
+        if self.recompare_sleep_ms < 0:
+            raise VerifyError(f"--recomparesleep {self.recompare_sleep_ms} is negative")
+        if self.families is not None and not [f for f in self.families if f]:
+            raise VerifyError("--families is empty")
+
+    @property
+    def scan_versions(self) -> int:
+        """Versions per column the scans return (HBase: -1 leaves the Scan default of 1)."""
+        return 1 if self.versions == -1 else self.versions
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> VerifyOptions:
+        """Rebuild from ``as_dict()`` (unknown keys refused with VerifyError naming them)."""
+        unknown = set(raw) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise VerifyError(f"unknown verify options {sorted(unknown)}")
+        return cls(**raw)
+
+
+@dataclass
+class BadRow:
+    """One row that failed verification: its key and which counter it went to."""
+
+    row: bytes
+    counter: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"row": self.row.decode("utf-8", "backslashreplace"), "counter": self.counter}
+
+
+@dataclass
+class VerifyResult:
+    """Counters of one VerifyReplication run, plus (when asked) the bad row keys."""
+
+    source_table: str
+    peer_table: str
+    counters: dict[str, int]
+    bad_rows: list[BadRow] = field(default_factory=list)
+    bad_rows_truncated: bool = False
+    elapsed_s: float = 0.0
+
+    @property
+    def good_rows(self) -> int:
+        return self.counters[GOODROWS]
+
+    @property
+    def bad_row_count(self) -> int:
+        return self.counters[BADROWS]
+
+    def counter_lines(self) -> list[str]:
+        """``NAME=value``, one per counter, in HBase's order."""
+        return [f"{name}={value}" for name, value in self.counters.items()]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "source_table": self.source_table,
+            "peer_table": self.peer_table,
+            "counters": dict(self.counters),
+            "bad_rows": [b.as_dict() for b in self.bad_rows],
+            "bad_rows_truncated": self.bad_rows_truncated,
+            "elapsed_s": self.elapsed_s,
+        }
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> VerifyResult:
+        bad = [BadRow(b["row"].encode("utf-8"), b["counter"]) for b in raw.get("bad_rows", [])]
+        return cls(
+            raw["source_table"],
+            raw["peer_table"],
+            {k: int(v) for k, v in raw["counters"].items()},
+            bad,
+            bool(raw.get("bad_rows_truncated", False)),
+            float(raw.get("elapsed_s", 0.0)),
+        )
+
+
+def _prefixes(options: VerifyOptions) -> list[bytes] | None:
+    return [p.encode("utf-8") for p in options.row_prefixes] if options.row_prefixes else None
+
+
+def _scan(spark: SparkSession, root: str, table: str, options: VerifyOptions) -> DataFrame:
+    from replication.tables.spark_views import scan
+
+    return scan(
+        spark,
+        root,
+        table,
+        start_ts=options.start_time,
+        end_ts=options.end_time,
+        versions=options.scan_versions,
+        raw=options.raw,
+        families=options.families,
+        row_prefixes=_prefixes(options),
+    )
+
+
+def row_results(scanned: DataFrame, name: str) -> DataFrame:
+    """One row per row key: DataFrame[row, <name>: array<struct<family, qualifier, timestamp, type,
+    value>>] with the cells in a fixed order, so two Results compare with ``==`` (Result.compareResults)."""
+    from pyspark.sql import functions as F
+
+    cell = F.struct("family", "qualifier", "timestamp", "type", "value")
+    return scanned.groupBy("row").agg(F.sort_array(F.collect_list(cell)).alias(name))
+
+
+def compare_rows(source_rows: DataFrame, peer_rows: DataFrame) -> DataFrame:
+    """Full outer join of two ``row_results`` frames (columns ``src`` and ``peer``) on the row key:
+    DataFrame[row, verdict] with verdict 0 good, 1 only in source, 2 only in peer, 3 content differs."""
+    from pyspark.sql import functions as F
+
+    joined = source_rows.join(peer_rows, on="row", how="full_outer")
+    verdict = (
+        F.when(F.col("peer").isNull(), F.lit(_ONLY_SOURCE))
+        .when(F.col("src").isNull(), F.lit(_ONLY_PEER))
+        .when(F.col("src") == F.col("peer"), F.lit(_GOOD))
+        .otherwise(F.lit(_DIFFERENT))
+    )
+    return joined.select("row", verdict.alias("verdict"))
+
+
+def _verdicts(spark: SparkSession, source_root: str, peer_root: str, table: str, options: VerifyOptions) -> DataFrame:
+    peer_table = options.peer_table or table
+    src = row_results(_scan(spark, source_root, table, options), "src")
+    peer = row_results(_scan(spark, peer_root, peer_table, options), "peer")
+    return compare_rows(src, peer)
+
+
+def _count_verdicts(verdicts: DataFrame) -> dict[int, int]:
+    return {int(r["verdict"]): int(r["count"]) for r in verdicts.groupBy("verdict").count().collect()}
+
+
+def verify_tables(
+    spark: SparkSession,
+    source_root: str,
+    peer_root: str,
+    table: str,
+    options: VerifyOptions | None = None,
+) -> VerifyResult:
+    """Compare ``table`` under ``source_root`` with ``options.peer_table or table`` under ``peer_root``.
+
+    Returns the five HBase counters (plus RECOMPARES when a recompare ran); ``bad_rows`` lists up to
+    ``options.max_listed_bad_rows`` bad keys when ``options.verbose``. UnknownTable/UnknownFamily (from
+    the table descriptors) when either side lacks the table or a requested family.
+    """
+    options = options or VerifyOptions()
+    started = time.monotonic()
+    peer_table = options.peer_table or table
+    verdicts = _verdicts(spark, source_root, peer_root, table, options)
+    by_verdict = _count_verdicts(verdicts)
+    bad_total = sum(n for v, n in by_verdict.items() if v != _GOOD)
+    counters = {name: 0 for name in COUNTERS}
+    counters[GOODROWS] = by_verdict.get(_GOOD, 0)
+    bad_rows: list[BadRow] = []
+    truncated = False
+    if bad_total and options.recompare_sleep_ms > 0:
+        bad = verdicts.where(verdicts.verdict != _GOOD).localCheckpoint(eager=True)
+        time.sleep(options.recompare_sleep_ms / 1000.0)
+        from pyspark.sql import functions as F
+
+        # Re-read both tables (new table files included) and keep the verdicts of the bad rows only.
+        # A row gone from both sides meanwhile has no new verdict: it keeps its first one, never GOOD.
+        again = _verdicts(spark, source_root, peer_root, table, options).withColumnRenamed("verdict", "now")
+        rechecked = bad.join(again, "row", "left")
+        final = rechecked.select(
+            "row",
+            F.when(F.col("now") == F.lit(_GOOD), F.lit(_GOOD)).otherwise(F.col("verdict")).alias("verdict"),
+        )
+        still = _count_verdicts(final)
+        counters[GOODROWS] += still.get(_GOOD, 0)
+        for verdict, name in _VERDICT_COUNTER.items():
+            counters[name] = still.get(verdict, 0)
+        counters[RECOMPARES] = bad_total
+        bad_frame = final.where(F.col("verdict") != _GOOD)
+    else:
+        for verdict, name in _VERDICT_COUNTER.items():
+            counters[name] = by_verdict.get(verdict, 0)
+        bad_frame = verdicts.where(verdicts.verdict != _GOOD)
+    counters[BADROWS] = sum(counters[name] for name in _VERDICT_COUNTER.values())
+    if options.verbose and counters[BADROWS]:
+        limit = options.max_listed_bad_rows
+        taken = bad_frame.orderBy("row").limit(limit + 1).collect()
+        truncated = len(taken) > limit
+        bad_rows = [BadRow(bytes(r["row"]), _VERDICT_COUNTER[int(r["verdict"])]) for r in taken[:limit]]
+    return VerifyResult(table, peer_table, counters, bad_rows, truncated, round(time.monotonic() - started, 3))
+
+
+# ---------------------------------------------------------------------------------------------------
+# Resolving a peer id or cluster key to the filesystem roots of both clusters.
+
+
+@dataclass(frozen=True)
+class VerifyTarget:
+    """Where the two tables live: the source and peer cluster keys and their filesystem roots."""
+
+    source_key: str
+    source_root: str
+    peer_key: str
+    peer_root: str
+    peer_id: str | None
+
+
+def looks_like_cluster_key(peer: str) -> bool:
+    """True for ``quorum:port:/parent`` (VerifyReplication accepts a peer id or a quorum address)."""
+    return ":" in peer and "/" in peer
+
+
+def resolve_target(zk: KazooClient, source_key: ClusterKey, conf: Config, peer: str) -> VerifyTarget:
+    """Resolve ``peer`` (a peer id of the source, or a cluster key) and both clusters' roots.
+
+    The peer id is looked up in the source's peer storage (PeerNotFound when absent); each root comes
+    from the cluster's ClusterInfo in ZooKeeper (NoClusterInfo naming the key when absent).
+    """
+    from replication.cluster.info import read_cluster_info
+    from replication.zk.client import connected
+    from replication.zk.cluster_key import ClusterKey
+    from replication.zk.layout import ZNodePaths
+    from replication.zk.peer_storage import ReplicationPeerStorage
+
+    source_paths = ZNodePaths(conf, parent=source_key.znode_parent)
+    source_root = read_cluster_info(zk, source_paths).root
+    peer_id: str | None = None
+    if looks_like_cluster_key(peer):
+        peer_key = ClusterKey.parse(peer)
+    else:
+        peer_id = peer
+        peer_key = ClusterKey.parse(ReplicationPeerStorage(zk, source_paths).get_peer_config(peer).cluster_key)
+    peer_paths = ZNodePaths(conf, parent=peer_key.znode_parent)
+    if peer_key.hosts == source_key.hosts:
+        peer_root = read_cluster_info(zk, peer_paths).root
+    else:
+        auth = conf.get_str("hbrep.zk.auth") or None
+        with connected(peer_key, auth=auth) as peer_zk:
+            peer_root = read_cluster_info(peer_zk, peer_paths).root
+    return VerifyTarget(str(source_key), source_root, str(peer_key), peer_root, peer_id)
+
+
+def split_list(text: str | None) -> list[str] | None:
+    """``"a,b"`` → ``["a", "b"]`` (blank items dropped); None or "" → None."""
+    if not text:
+        return None
+    items = [item.strip() for item in text.split(",") if item.strip()]
+    return items or None
