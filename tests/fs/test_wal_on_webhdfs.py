@@ -1,0 +1,46 @@
+"""WAL files written, tailed from a position and archived through the WebHDFS backend.
+
+Against tests/webhdfs_server.py (a WebHDFS protocol test server, not HDFS).
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from replication.fs import get_filesystem
+from replication.wal.model import Cell, CellType, Entry, WALKey
+from replication.wal.names import find_wal, old_wal_dir, wal_dir, wal_file_name
+from replication.wal.reader import open_wal
+from replication.wal.writer import ProtobufLogWriter
+
+
+def _entry(seq: int) -> Entry:
+    key = WALKey(b"region-1", b"t1", seq, 1_700_000_000_000 + seq, scopes={b"f": 1})
+    return Entry(key, [Cell(b"row-%d" % seq, b"f", b"q", 1000 + seq, int(CellType.PUT), b"v" * 50)])
+
+
+def test_wal_write_tail_from_position_and_archive(webhdfs_server):
+    fs, root = get_filesystem(webhdfs_server.uri(f"/hbase-{uuid.uuid4().hex[:8]}"))
+    server = "rs1.example.com,16020,1700000000000"
+    name = wal_file_name(server, 1_700_000_123_456)
+    path = fs.join(wal_dir(root, server), name)
+
+    writer = ProtobufLogWriter(path, fs=fs)
+    ends = [writer.append(_entry(seq)) for seq in range(1, 4)]
+    writer.sync()
+    with open_wal(path, fs=fs) as reader:  # an open WAL: no trailer yet
+        assert [r.entry.key.log_sequence_number for r in reader] == [1, 2, 3]
+        assert reader.position == ends[-1] and not reader.trailer_present
+
+    writer.append(_entry(4))
+    writer.close()
+    webhdfs_server.requests.clear()
+    with open_wal(path, fs=fs, start=ends[1]) as reader:  # resume at a recorded position
+        assert [r.entry.key.log_sequence_number for r in reader] == [3, 4]
+        assert reader.trailer_present and reader.truncated_tail_bytes == 0
+    body_reads = [r for r in webhdfs_server.requests if r.op == "OPEN" and r.role == "datanode"]
+    assert any(int(r.query.get("offset", 0)) == ends[1] for r in body_reads)
+
+    archived = fs.join(old_wal_dir(root), name)
+    fs.rename(path, archived)  # archive = rename
+    assert find_wal(fs, root, name, servers=[server]) == archived
