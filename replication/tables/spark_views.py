@@ -162,17 +162,13 @@ def scan_cells_df(
         puts = _newest_per_coordinates(sel.where((F.col("type") == PUT) & in_range), [*column, "timestamp"]).withColumn(
             "type", F.lit(PUT)
         )
-        markers = (
-            sel.where(F.col("type").isin(DELETE, DELETE_FAMILY_VERSION, DELETE_COLUMN, DELETE_FAMILY))
-            .select(
-                F.col("row").alias("m_row"),
-                F.col("family").alias("m_family"),
-                F.col("qualifier").alias("m_qualifier"),
-                F.col("timestamp").alias("m_ts"),
-                F.col("type").alias("m_type"),
-            )
-            .distinct()
-        )
+        markers = sel.where(F.col("type").isin(DELETE, DELETE_FAMILY_VERSION, DELETE_COLUMN, DELETE_FAMILY)).select(
+            F.col("row").alias("m_row"),
+            F.col("family").alias("m_family"),
+            F.col("qualifier").alias("m_qualifier"),
+            F.col("timestamp").alias("m_ts"),
+            F.col("type").alias("m_type"),
+        )  # no distinct(): an anti join needs one match, and a shuffle less matters on small tables
         p_ts, m_ts, m_type = F.col("timestamp"), F.col("m_ts"), F.col("m_type")
         same_column = F.col("qualifier") == F.col("m_qualifier")
         masks = (

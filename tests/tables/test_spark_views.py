@@ -109,7 +109,7 @@ def _cell(draw):
     return (Cell(draw(_row), draw(_fam), qual, draw(_ts), kind, value), draw(st.integers(1, 30)))
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     cells=st.lists(_cell(), max_size=14),
     versions=st.integers(1, 3),
