@@ -88,3 +88,74 @@ def decode_key(data: bytes | memoryview) -> tuple[WALKey, int]:
     if not pb.IsInitialized():
         raise CorruptWALError(f"WALKey protobuf misses required fields: {', '.join(pb.FindInitializationErrors())}")
     return key_from_pb(pb), pb.following_kv_count
+
+
+# Tags of the WALKey fields that may follow write_time (field 4): 5, 6, 7, 8, 9, 10, 11, 12.
+_TAGS_AFTER_WRITE_TIME = frozenset((0x2A, 0x32, 0x38, 0x42, 0x48, 0x50, 0x58, 0x62))
+
+
+class KeyDecoder:
+    """Decodes the WALKeys of one file, fast when consecutive keys differ only in seq id and write time.
+
+    Entries of one region share region, table, scopes, cluster ids and attributes, so the key bytes
+    without fields 3 and 4 are used as a cache key for the rest of the decoded key. Every key is still
+    parsed by protobuf (so garbage is always detected); only the conversion to WALKey is cached. Keys
+    not laid out as HBase (and protobuf) write them take the plain path.
+    """
+
+    MAX_CACHED = 4096
+
+    def __init__(self) -> None:
+        self._pb = WAL_pb2.WALKey()
+        self._cache: dict[bytes, tuple[WALKey, int]] = {}
+
+    def decode(self, buf: bytes, view: memoryview, start: int, end: int) -> tuple[WALKey, int]:
+        """The key in ``buf[start:end]`` and its following_kv_count; CorruptWALError if it does not parse."""
+        pb = self._pb
+        pb.Clear()
+        try:
+            pb.ParseFromString(view[start:end])
+        except DecodeError as exc:
+            raise CorruptWALError(f"garbled WALKey: {exc}") from None
+        seq = pb.log_sequence_number
+        write_time = pb.write_time
+        # Layout check: 0a <len> region 12 <len> table 18 <seq> 20 <write_time> [field >= 5 ...].
+        cache_key = None
+        if buf[start] == 0x0A and buf[start + 1] < 0x80:
+            t = start + 2 + buf[start + 1]
+            if t + 1 < end and buf[t] == 0x12 and buf[t + 1] < 0x80:
+                v = t + 2 + buf[t + 1]
+                if v < end and buf[v] == 0x18:
+                    w = v + 1 + ((seq.bit_length() + 6) // 7 or 1)
+                    if w < end and buf[w] == 0x20:
+                        s = w + 1 + ((write_time.bit_length() + 6) // 7 or 1)
+                        if s == end or (s < end and buf[s] in _TAGS_AFTER_WRITE_TIME):
+                            cache_key = buf[start:v] + buf[s:end]
+                            hit = self._cache.get(cache_key)
+                            if hit is not None:
+                                k, count = hit
+                                return (
+                                    WALKey(
+                                        k.encoded_region_name,
+                                        k.table_name,
+                                        seq,
+                                        write_time,
+                                        dict(k.scopes) if k.scopes else {},
+                                        list(k.cluster_ids) if k.cluster_ids else [],
+                                        k.nonce_group,
+                                        k.nonce,
+                                        k.orig_sequence_number,
+                                        dict(k.extended_attributes) if k.extended_attributes else {},
+                                    ),
+                                    count,
+                                )
+        if not pb.IsInitialized():
+            raise CorruptWALError(f"WALKey misses required fields: {', '.join(pb.FindInitializationErrors())}")
+        key = key_from_pb(pb)
+        count = pb.following_kv_count
+        if cache_key is not None:
+            if len(self._cache) >= self.MAX_CACHED:
+                self._cache.clear()
+            template = key_from_pb(pb)  # a private copy: callers may mutate the key they get
+            self._cache[cache_key] = (template, count)
+        return key, count

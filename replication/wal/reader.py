@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Iterator
+from itertools import repeat
 from types import TracebackType
 from typing import BinaryIO, NamedTuple
 
@@ -30,7 +31,7 @@ from replication.fs import FileSystem, FileSystemError, LocalFileSystem
 from replication.proto import WAL_pb2
 from replication.wal.cell_codec import KEY_INFRASTRUCTURE_SIZE, CellCodecError, decode_cells
 from replication.wal.errors import CompressedWALNotSupported, CorruptWALError, WALError, WALNotFound
-from replication.wal.key_codec import key_from_pb
+from replication.wal.key_codec import KeyDecoder
 from replication.wal.model import Entry, WALKey
 from replication.wal.varint import decode_varint
 from replication.wal.writer import KNOWN_WRITER_CLASSES, PB_WAL_COMPLETE_MAGIC, PB_WAL_MAGIC, WAL_CELL_CODEC
@@ -257,9 +258,9 @@ class WALReader:
             view = memoryview(buf)
             off = 0
             n = len(buf)
-            pb = WAL_pb2.WALKey()
+            decode_key = KeyDecoder().decode
             unpack_i32 = _I32.unpack_from
-            parse = pb.ParseFromString
+            strides: dict[tuple[int, int], struct.Struct] = {}
             while True:
                 at = base + off
                 if at >= stop:
@@ -270,29 +271,46 @@ class WALReader:
                     return
                 # --- one entry: varint32 key length, WALKey, following_kv_count cells ---
                 entry_end = -1
-                parsed = decode_varint(buf, off)
+                # A key under 128 bytes has the usual one-byte length.
+                parsed = (buf[off], off + 1) if off < n and buf[off] < 0x80 else decode_varint(buf, off)
                 if parsed is not None:
                     klen, kstart = parsed
                     kend = kstart + klen
                     if kend <= n:
-                        pb.Clear()
                         try:
-                            parse(view[kstart:kend])
-                        except DecodeError as exc:
-                            self._corrupt(at, f"garbled WALKey: {exc}")
-                        if not pb.IsInitialized():
-                            self._corrupt(at, "WALKey misses required fields")
-                        count = pb.following_kv_count
+                            key, count = decode_key(buf, view, kstart, kend)
+                        except CorruptWALError as exc:
+                            self._corrupt(at, str(exc))
                         # The cells: follow each int32 size (cells_end, inlined: this is the hot loop).
                         cpos = kend
-                        for _ in range(count):
-                            if cpos + 4 > n:
-                                cpos = n + 1
-                                break
-                            (size,) = unpack_i32(buf, cpos)
-                            if size < MIN_CELL_SIZE:
-                                self._corrupt(at, f"cell at offset {base + cpos}: serialized size {size} is too small")
-                            cpos += 4 + size
+                        try:
+                            # Fast path: cells of one size (one row's columns, YCSB-like). A single
+                            # strided unpack reads every size field; all must equal the first, else
+                            # the loop below follows them one by one. Both verify every size.
+                            if count > 1:
+                                first = unpack_i32(buf, cpos)[0]
+                                if MIN_CELL_SIZE <= first <= 0xFFFF:
+                                    stride = strides.get((first, count))
+                                    if stride is None:
+                                        if len(strides) > 4096:
+                                            strides.clear()
+                                        stride = strides[(first, count)] = struct.Struct(">" + f"i{first}x" * count)
+                                    if stride.size <= n - cpos and stride.unpack_from(buf, cpos).count(first) == count:
+                                        cpos += stride.size
+                                        count_left = 0
+                                    else:
+                                        count_left = count
+                                else:
+                                    count_left = count
+                            else:
+                                count_left = count
+                            for _ in repeat(None, count_left):
+                                size = unpack_i32(buf, cpos)[0]
+                                if size < MIN_CELL_SIZE:
+                                    self._corrupt(at, f"cell at offset {base + cpos}: size {size} is too small")
+                                cpos += 4 + size
+                        except struct.error:  # the buffer ends inside a size field
+                            cpos = n + 1
                         if cpos <= n:
                             entry_end = cpos
                 if entry_end < 0:
@@ -314,12 +332,8 @@ class WALReader:
                     off = 0
                     continue
                 self.position = base + entry_end
-                if key_filter is None:
-                    yield RawEntry(key_from_pb(pb), count, view[kend:entry_end], at, base + entry_end)
-                else:
-                    key = key_from_pb(pb)
-                    if key_filter(key):
-                        yield RawEntry(key, count, view[kend:entry_end], at, base + entry_end)
+                if key_filter is None or key_filter(key):
+                    yield RawEntry(key, count, view[kend:entry_end], at, base + entry_end)
                 off = entry_end
             self._finish(min(base + off, stop))
         finally:
