@@ -25,6 +25,7 @@ def spark_session(app_name: str, master: str | None = None, conf: Mapping[str, s
         .config("spark.sql.shuffle.partitions", "4")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.python.worker.reuse", "true")
+        .config("spark.ui.showConsoleProgress", "false")
     )
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)

@@ -45,7 +45,8 @@ def ship(ctx: CliContext, once: bool, peers: tuple[str, ...], in_process: bool, 
             click.echo(
                 f"peer {peer_id} [{peer.get('state', '?')}]: queues={peer.get('queues', 0)} "
                 f"wals_read={peer.get('wals_read', 0)} entries_read={peer.get('entries_read', 0)} "
-                f"shipped={peer.get('entries_shipped', 0)} bytes={peer.get('bytes_shipped', 0)} "
+                f"shipped={peer.get('entries_shipped', 0)} rows={peer.get('rows_shipped', 0)} "
+                f"bytes={peer.get('bytes_shipped', 0)} "
                 f"filtered={peer.get('filtered', 0)} positions_advanced={peer.get('positions_advanced', 0)} "
                 f"wals_finished={peer.get('wals_finished', 0)} lag={_fmt_ms(peer.get('lag_ms'))}"
             )

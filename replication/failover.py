@@ -1,0 +1,196 @@
+"""Failover of dead region servers (``hbrep failover --once``), spec §3.4-3.5.
+
+One run:
+
+1. Finds dead servers: replicators under ``replication/rs`` and owners of directories under
+   ``<root>/WALs/`` with no live ``<parent>/rs/<server>`` znode.
+2. Records when each was first seen dead in ``<parent>/replication/hbrep-dead/<server>`` (in ZooKeeper,
+   so separate runs and separate machines agree) and acts only once
+   ``replication.sleep.before.failover`` has passed since then. A server that comes back loses its mark.
+3. For at most ``replication.executor.workers`` dead servers: replays its WALs into table files (HBase's
+   log splitting, ``replication.cluster.recovery``), then picks a live region server at random and
+   claims every queue for it (the lock protocol of ``replication.zk.claim``). Queues of removed peers
+   are dropped. The recovered queues are then shipped by the normal cycle and deleted once drained.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import random
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import NodeExistsError, NoNodeError
+
+from replication.config import Config
+from replication.metrics import MetricsStore
+from replication.source.snapshot import SourceCluster, open_source
+from replication.wal.names import ServerName
+from replication.zk.claim import ClaimError, claim_queues
+from replication.zk.cluster_key import ClusterKey
+from replication.zk.layout import ZNodePaths
+from replication.zk.peer_storage import ReplicationPeerStorage
+from replication.zk.queue_storage import ReplicationQueueStorage
+
+LOG = logging.getLogger(__name__)
+SPLITTING_SUFFIX = "-splitting"
+
+
+@dataclass
+class ServerFailover:
+    """What happened to one dead server in this run."""
+
+    server: str
+    first_seen_dead_ms: int
+    action: str  # waiting | claimed | nothing-to-claim | lost-race | no-live-server | error
+    claimer: str | None = None
+    moved: dict[str, str] = field(default_factory=dict)  # old queue id -> new queue id
+    dropped: list[str] = field(default_factory=list)  # queues of removed peers
+    wals_moved: int = 0
+    recovery: dict[str, Any] | None = None
+    wait_ms: int = 0
+    error: str | None = None
+
+
+@dataclass
+class FailoverReport:
+    """Every dead server seen by one run."""
+
+    live_servers: list[str]
+    servers: list[ServerFailover]
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def dead_marks_path(paths: ZNodePaths) -> str:
+    return f"{paths.replication}/hbrep-dead"
+
+
+def _is_server_name(name: str) -> bool:
+    try:
+        ServerName.parse(name)
+    except Exception:
+        return False
+    return True
+
+
+def find_dead_servers(zk: KazooClient, source: SourceCluster) -> tuple[list[str], list[str]]:
+    """(live servers, dead servers): dead = replicators or WAL directory owners with no live znode."""
+    paths = source.paths
+    live = sorted(zk.get_children(paths.rs)) if zk.exists(paths.rs) else []
+    candidates = set(ReplicationQueueStorage(zk, paths).get_list_of_replicators())
+    for status in source.fs.list(source.fs.join(source.root, "WALs")):
+        name = status.name[: -len(SPLITTING_SUFFIX)] if status.name.endswith(SPLITTING_SUFFIX) else status.name
+        if status.is_dir and _is_server_name(name):
+            candidates.add(name)
+    dead = sorted(c for c in candidates if c not in set(live) and _is_server_name(c))
+    return live, dead
+
+
+def mark_first_seen(
+    zk: KazooClient, paths: ZNodePaths, dead: list[str], live: list[str], now_ms: int
+) -> dict[str, int]:
+    """First-seen-dead time of every dead server (creating marks now for new ones; dropping stale ones)."""
+    base = dead_marks_path(paths)
+    zk.ensure_path(base)
+    marks: dict[str, int] = {}
+    for server in dead:
+        try:
+            zk.create(f"{base}/{server}", str(now_ms).encode())
+            marks[server] = now_ms
+        except NodeExistsError:
+            raw, _ = zk.get(f"{base}/{server}")
+            try:
+                marks[server] = int(raw.decode())
+            except ValueError:
+                marks[server] = now_ms
+    for server in zk.get_children(base):
+        if server not in marks and (server in live or server not in dead):
+            with contextlib.suppress(NoNodeError):
+                zk.delete(f"{base}/{server}")
+    return marks
+
+
+def failover_once(
+    zk: KazooClient,
+    key: ClusterKey,
+    conf: Config,
+    *,
+    rng: random.Random | None = None,
+    now_ms: int | None = None,
+) -> FailoverReport:
+    """One failover pass (see module doc); never claims for a server that is still alive."""
+    rng = rng or random.Random()
+    now = now_ms if now_ms is not None else int(time.time() * 1000)
+    source = open_source(zk, key, conf)
+    paths = source.paths
+    live, dead = find_dead_servers(zk, source)
+    marks = mark_first_seen(zk, paths, dead, live, now)
+    sleep_ms = conf.get_int("replication.sleep.before.failover")
+    workers = conf.get_int("replication.executor.workers")
+    peers = ReplicationPeerStorage(zk, paths)
+    report = FailoverReport(live, [])
+    handled = 0
+    for server in dead:
+        waited = now - marks[server]
+        outcome = ServerFailover(server, marks[server], "waiting", wait_ms=max(0, sleep_ms - waited))
+        report.servers.append(outcome)
+        if waited < sleep_ms or handled >= workers:
+            continue
+        handled += 1
+        try:
+            outcome.recovery = _recover(source, server)
+            if not live:
+                outcome.action = "no-live-server"
+                outcome.error = "no live region server to take the queues"
+                continue
+            claimer = rng.choice(live)
+            claimed = claim_queues(zk, paths, server, claimer, peers.peer_exists)
+            outcome.claimer = claimer
+            if not claimed and zk.exists(paths.replicator(server)):
+                outcome.action = "lost-race"
+                continue
+            outcome.action = "claimed" if claimed else "nothing-to-claim"
+            for queue in claimed:
+                if queue.deleted:
+                    outcome.dropped.append(queue.old_queue_id)
+                else:
+                    outcome.moved[queue.old_queue_id] = queue.new_queue_id or ""
+                    outcome.wals_moved += len(queue.wals)
+            _forget_mark(zk, paths, server)
+            _record(source, outcome)
+        except ClaimError as exc:
+            outcome.action, outcome.error = "error", str(exc)
+            LOG.error("Failover of %s: %s", server, exc)
+    return report
+
+
+def _recover(source: SourceCluster, server: str) -> dict[str, Any] | None:
+    try:
+        from replication.cluster.recovery import recover_dead_server
+    except ImportError:  # the embedded cluster's log splitting is not available
+        return None
+    result = recover_dead_server(source.fs, source.root, server)
+    return asdict(result) if hasattr(result, "__dataclass_fields__") else {"result": str(result)}
+
+
+def _forget_mark(zk: KazooClient, paths: ZNodePaths, server: str) -> None:
+    with contextlib.suppress(NoNodeError):
+        zk.delete(f"{dead_marks_path(paths)}/{server}")
+
+
+def _record(source: SourceCluster, outcome: ServerFailover) -> None:
+    store = MetricsStore(source.fs, source.root)
+    store.record_failover(
+        {
+            "dead_server": outcome.server,
+            "claimer": outcome.claimer,
+            "moved": outcome.moved,
+            "dropped": outcome.dropped,
+            "wals_moved": outcome.wals_moved,
+        }
+    )

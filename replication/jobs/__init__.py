@@ -1,0 +1,1 @@
+"""Spark entry points (thin: they call replication.source and replication.verify)."""

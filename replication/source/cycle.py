@@ -1,0 +1,236 @@
+"""One ship cycle as three steps, snapshot → ship → commit, usable from the CLI and from Airflow.
+
+- :func:`snapshot_step` takes each selected peer's lease, writes the manifest file and returns its
+  path (peers whose lease another cycle holds are left out and reported).
+- :func:`ship_step` runs the Spark job on the manifest (``spark-submit``, or a given SparkSession) and
+  writes the result file. With nothing to ship it writes an empty result and starts no Spark job.
+- :func:`commit_step` records positions (guarded multi per queue), folds the metrics in and releases
+  the leases. Running it twice is a no-op.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kazoo.client import KazooClient
+
+from replication.config import Config
+from replication.metrics import MetricsStore
+from replication.source import lease
+from replication.source.commit import QueueCommit, commit
+from replication.source.manifest import Manifest, ShipResult, read_text, write_text
+from replication.source.snapshot import build_manifest, open_source
+from replication.zk.cluster_key import ClusterKey
+from replication.zk.peer_storage import ReplicationPeerStorage
+
+LOG = logging.getLogger(__name__)
+SHIP_SCRIPT = Path(__file__).resolve().parent.parent / "jobs" / "ship.py"
+
+
+@dataclass
+class SnapshotOutcome:
+    """What the snapshot step produced: the manifest path, the peers it holds, and peers left out."""
+
+    manifest_path: str
+    cycle_id: str
+    queues: int
+    peers: list[str]
+    busy_peers: dict[str, str] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def work_dir_for(conf: Config) -> Path:
+    """Where manifests and results go: ``hbrep.work.dir`` or ``<hbrep.state.dir>/cycles``."""
+    return Path(conf.get_str("hbrep.work.dir", os.path.join(conf.get_str("hbrep.state.dir"), "cycles")))
+
+
+def snapshot_step(
+    zk: KazooClient,
+    key: ClusterKey,
+    conf: Config,
+    *,
+    owner: str,
+    peer_ids: list[str] | None = None,
+    work_dir: str | os.PathLike[str] | None = None,
+    cycle_id: str | None = None,
+) -> SnapshotOutcome:
+    """Lease the peers, snapshot them and their queues, write the manifest (see module doc)."""
+    source = open_source(zk, key, conf)
+    storage = ReplicationPeerStorage(zk, source.paths)
+    wanted = peer_ids if peer_ids is not None else storage.list_peer_ids()
+    ttl = conf.get_int("hbrep.ship.lease.ms", lease.DEFAULT_LEASE_MS)
+    leased, busy = [], {}
+    for peer_id in wanted:
+        if lease.acquire(zk, source.paths, peer_id, owner, ttl):
+            leased.append(peer_id)
+        else:
+            holder = lease.holder(zk, source.paths, peer_id) or {}
+            busy[peer_id] = f"another cycle ({holder.get('owner', '?')}) is shipping peer {peer_id}"
+            LOG.warning("Skipping peer %s: %s", peer_id, busy[peer_id])
+    manifest = build_manifest(zk, source, conf, peer_ids=leased, cycle_id=cycle_id)
+    folder = Path(work_dir or work_dir_for(conf)) / manifest.cycle_id
+    folder.mkdir(parents=True, exist_ok=True)
+    path = str(folder / "manifest.json")
+    write_text(path, manifest.to_json())
+    return SnapshotOutcome(path, manifest.cycle_id, len(manifest.queues), leased, busy)
+
+
+def result_path_for(manifest_path: str) -> str:
+    return str(Path(manifest_path).with_name("result.json"))
+
+
+def ship_step(manifest_path: str, conf: Config, *, spark=None, result_path: str | None = None) -> ShipResult:
+    """Run the ship job for a manifest (in ``spark`` when given, else spark-submit) and write the result."""
+    manifest = Manifest.from_json(read_text(manifest_path))
+    result_path = result_path or result_path_for(manifest_path)
+    if not manifest.queues:
+        result = ShipResult(manifest.cycle_id, [], int(time.time() * 1000), int(time.time() * 1000))
+    elif spark is not None:
+        from replication.jobs.ship import run_ship_job
+
+        result = run_ship_job(spark, manifest)
+    else:
+        from replication.jobs.submit import spark_submit
+
+        spark_submit(
+            SHIP_SCRIPT,
+            ["--manifest", manifest_path, "--result", result_path],
+            master=conf.get_str("hbrep.spark.master"),
+            work_dir=Path(manifest_path).parent,
+            name=f"hbrep-ship-{manifest.cycle_id}",
+        )
+        return ShipResult.from_json(read_text(result_path))
+    write_text(result_path, result.to_json())
+    return result
+
+
+@dataclass
+class CycleReport:
+    """What a whole cycle did, per peer and per queue."""
+
+    cycle_id: str
+    spark_job: bool
+    peers: dict[str, dict[str, Any]]
+    queues: list[dict[str, Any]]
+    busy_peers: dict[str, str]
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def commit_step(
+    zk: KazooClient,
+    key: ClusterKey,
+    conf: Config,
+    manifest_path: str,
+    *,
+    owner: str,
+    result_path: str | None = None,
+) -> CycleReport:
+    """Commit the result of a manifest, record metrics, release the leases; idempotent."""
+    manifest = Manifest.from_json(read_text(manifest_path))
+    result_path = result_path or result_path_for(manifest_path)
+    result = (
+        ShipResult.from_json(read_text(result_path))
+        if os.path.exists(result_path)
+        else ShipResult(manifest.cycle_id, [])
+    )
+    source = open_source(zk, key, conf)
+    commits = commit(zk, source.paths, manifest, result.queues)
+    by_key: dict[str, QueueCommit] = {c.queue: c for c in commits}
+    report = summarize(manifest, result, by_key)
+    MetricsStore(source.fs, source.root).record_cycle(
+        manifest.cycle_id, result.queues, {"peers": report.peers, "spark_job": report.spark_job}
+    )
+    for peer_id in manifest.peers:
+        lease.release(zk, source.paths, peer_id, owner)
+    return report
+
+
+PEER_TOTALS = (
+    "queues",
+    "wals_read",
+    "entries_read",
+    "entries_shipped",
+    "rows_shipped",
+    "bytes_shipped",
+    "filtered",
+    "positions_advanced",
+    "wals_finished",
+    "failed_queues",
+)
+
+
+def summarize(manifest: Manifest, result: ShipResult, commits: dict[str, QueueCommit]) -> CycleReport:
+    """Per-peer totals (WALs read, entries and rows shipped, bytes, filtered, positions advanced, lag)."""
+    now = int(time.time() * 1000)
+
+    def blank(state: str) -> dict[str, Any]:
+        return {"state": state, "lag_ms": None, **dict.fromkeys(PEER_TOTALS, 0)}
+
+    peers = {pid: blank("ENABLED" if p.enabled else "DISABLED") for pid, p in manifest.peers.items()}
+    queues = []
+    for q in result.queues:
+        peer = peers.setdefault(q.peer_id, blank("?"))
+        record = commits.get(q.key)
+        m = q.metrics
+        read, filtered = int(m.get("logEditsRead", 0)), int(m.get("logEditsFiltered", 0))
+        peer["queues"] += 1
+        peer["wals_read"] += sum(1 for w in q.wals if w.end_position > w.start_position or w.done)
+        peer["entries_read"] += read
+        peer["entries_shipped"] += read - filtered
+        peer["rows_shipped"] += int(m.get("shippedOps", 0))
+        peer["bytes_shipped"] += int(m.get("shippedBytes", 0))
+        peer["filtered"] += filtered
+        peer["positions_advanced"] += len(record.positions) + len(record.removed_wals) if record else 0
+        peer["wals_finished"] += sum(1 for w in q.wals if w.done)
+        peer["failed_queues"] += int(q.status in ("failed", "stuck"))
+        shipped_at = int(m.get("lastShippedWriteTime", 0))
+        if shipped_at:
+            peer["lag_ms"] = max(peer["lag_ms"] or 0, now - shipped_at)
+        queues.append(
+            {
+                "queue": q.key,
+                "peer_id": q.peer_id,
+                "status": q.status,
+                "error": q.error,
+                "drained": q.drained,
+                "committed": bool(record and record.committed),
+                "commit_note": record.note if record else "",
+                "metrics": m,
+            }
+        )
+    return CycleReport(manifest.cycle_id, bool(manifest.queues), peers, queues, {})
+
+
+def run_cycle(
+    zk: KazooClient,
+    key: ClusterKey,
+    conf: Config,
+    *,
+    owner: str | None = None,
+    peer_ids: list[str] | None = None,
+    spark=None,
+    work_dir: str | os.PathLike[str] | None = None,
+) -> CycleReport:
+    """snapshot → ship → commit in one call (``hbrep ship --once``)."""
+    owner = owner or f"hbrep-ship-{os.getpid()}-{int(time.time() * 1000)}"
+    outcome = snapshot_step(zk, key, conf, owner=owner, peer_ids=peer_ids, work_dir=work_dir)
+    try:
+        ship_step(outcome.manifest_path, conf, spark=spark)
+    except Exception:
+        # Positions stay where they were; release the leases so the next cycle can retry at once.
+        source = open_source(zk, key, conf)
+        for peer_id in outcome.peers:
+            lease.release(zk, source.paths, peer_id, owner)
+        raise
+    report = commit_step(zk, key, conf, outcome.manifest_path, owner=owner)
+    report.busy_peers = outcome.busy_peers
+    return report

@@ -1,0 +1,123 @@
+"""WAL entry filters (spec §4.2), applied to raw entries whose cell values are never decoded.
+
+Order, as ``ReplicationSource.initializeWALEntryFilter`` builds it: SystemTableWALEntryFilter,
+ScopeWALEntryFilter, NamespaceTableCfWALEntryFilter, ClusterMarkingEntryFilter; then the cell filters
+(scope GLOBAL per family, the peer's table-cfs) over the cells. An entry whose result is ``None`` or has
+no cells counts as filtered (``logEditsFiltered``) and is not shipped, but the read position moves past it.
+"""
+
+from __future__ import annotations
+
+import struct
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from replication.wal.cell_codec import iter_cell_spans
+from replication.wal.model import WALKey
+
+SCOPE_GLOBAL = 1
+SYSTEM_NAMESPACE = "hbase"
+SYSTEM_TABLES_REPLICATED = frozenset({"hbase:acl", "hbase:labels"})
+METAFAMILY = b"METAFAMILY"
+_U16 = struct.Struct(">H")
+
+
+@dataclass(frozen=True, slots=True)
+class ShipEntry:
+    """An entry ready to ship: its key (cluster ids marked), cell count and encoded cell bytes."""
+
+    key: WALKey
+    cell_count: int
+    cell_bytes: bytes | memoryview
+    rows: int = 1  # distinct consecutive row keys (HBase's nbRowKeys, reported as shippedOps)
+
+    @property
+    def size(self) -> int:
+        """Bytes on the wire, roughly: cells plus a key estimate (HBase's heapSize stand-in)."""
+        return len(self.cell_bytes) + 64 + len(self.key.table_name) + len(self.key.encoded_region_name)
+
+
+def table_name_str(table_name: bytes) -> str:
+    """``b"t1"`` → ``"t1"``; ``b"default:t1"`` → ``"t1"``; ``b"ns:t1"`` → ``"ns:t1"``."""
+    text = table_name.decode("utf-8", "replace")
+    return text[len("default:") :] if text.startswith("default:") else text
+
+
+def namespace_of(table: str) -> str:
+    return table.split(":", 1)[0] if ":" in table else "default"
+
+
+class EntryFilter:
+    """Decides, per entry, whether and how it ships to one peer (the whole HBase filter chain)."""
+
+    def __init__(
+        self,
+        need_to_replicate: Callable[[str, str | None], bool],
+        local_cluster_id: uuid.UUID,
+        peer_cluster_id: uuid.UUID | None,
+    ):
+        self._need = need_to_replicate
+        self._local = local_cluster_id
+        self._peer = peer_cluster_id
+        self._table_cache: dict[bytes, tuple[str, bool]] = {}
+        self._family_cache: dict[tuple[str, bytes], bool] = {}
+
+    def _table(self, table_name: bytes) -> tuple[str, bool]:
+        cached = self._table_cache.get(table_name)
+        if cached is None:
+            table = table_name_str(table_name)
+            system = namespace_of(table) == SYSTEM_NAMESPACE and table not in SYSTEM_TABLES_REPLICATED
+            cached = (table, (not system) and self._need(table, None))
+            self._table_cache[table_name] = cached
+        return cached
+
+    def _family_wanted(self, table: str, family: bytes, scopes: dict[bytes, int]) -> bool:
+        if scopes.get(family) != SCOPE_GLOBAL:
+            return False
+        key = (table, family)
+        wanted = self._family_cache.get(key)
+        if wanted is None:
+            wanted = self._need(table, family.decode("utf-8", "replace"))
+            self._family_cache[key] = wanted
+        return wanted
+
+    def filter(self, key: WALKey, cell_count: int, cell_bytes: bytes | memoryview) -> ShipEntry | None:
+        """The entry as it ships to the peer, or None when nothing of it ships."""
+        # SystemTableWALEntryFilter + the entry-level part of NamespaceTableCfWALEntryFilter
+        table, replicated = self._table(key.table_name)
+        if not replicated:
+            return None
+        # ScopeWALEntryFilter, entry level: no scoped family at all (local-only or marker-only edit)
+        scopes = key.scopes
+        if not scopes:
+            return None
+        # ClusterMarkingEntryFilter: never send an edit back to a cluster that already has it
+        if self._peer is not None and self._peer in key.cluster_ids:
+            return None
+        if cell_count == 0:
+            return None
+        # cell filters: family scope GLOBAL and wanted by the peer's table-cfs
+        kept: list[tuple[int, int]] = []
+        count = rows = 0
+        previous_row = None
+        for family, start, end in iter_cell_spans(cell_bytes, cell_count):
+            if self._family_wanted(table, family, scopes):
+                count += 1
+                row_length = _U16.unpack_from(cell_bytes, start + 12)[0]
+                row = cell_bytes[start + 14 : start + 14 + row_length]
+                if row != previous_row:
+                    rows += 1
+                    previous_row = row
+                if kept and kept[-1][1] == start:
+                    kept[-1] = (kept[-1][0], end)
+                else:
+                    kept.append((start, end))
+        if not kept:
+            return None
+        if len(kept) == 1 and kept[0] == (0, len(cell_bytes)):
+            body = cell_bytes  # every cell ships: forward the slice as it is
+        else:
+            body = b"".join(cell_bytes[s:e] for s, e in kept)
+        cluster_ids = key.cluster_ids if self._local in key.cluster_ids else [*key.cluster_ids, self._local]
+        return ShipEntry(replace(key, cluster_ids=cluster_ids), count, body, rows)

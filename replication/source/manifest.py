@@ -1,0 +1,143 @@
+"""The snapshot manifest (input of a ship job) and the ship result (its output), as JSON files.
+
+A manifest is everything a Spark task needs to ship one queue without asking the source's ZooKeeper:
+the queue's WALs in order with their recorded positions and znode versions, where each WAL was found,
+the peer's configuration, cluster ids and sinks, and the configuration. XCom and the CLI carry only the
+file's path.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from replication.fs import FileSystem, get_filesystem
+
+
+@dataclass
+class WalTask:
+    """One WAL of a queue: its name, where the snapshot found it, its position and znode version."""
+
+    name: str
+    path: str | None
+    position: int
+    version: int
+
+
+@dataclass
+class QueueTask:
+    """One queue to ship: ``<replicator>/<queue_id>`` and its WALs in read order."""
+
+    replicator: str
+    queue_id: str
+    peer_id: str
+    recovered: bool
+    replicator_alive: bool
+    dead_servers: list[str]
+    wals: list[WalTask]
+
+    @property
+    def key(self) -> str:
+        return f"{self.replicator}/{self.queue_id}"
+
+
+@dataclass
+class PeerTask:
+    """A peer as the snapshot saw it."""
+
+    peer_id: str
+    cluster_key: str
+    enabled: bool
+    config: dict[str, Any]
+    peer_cluster_id: str | None
+    peer_root: str | None
+    sinks: list[str]
+
+
+@dataclass
+class Manifest:
+    """Input of one ship cycle."""
+
+    cycle_id: str
+    created_ms: int
+    source_cluster_key: str
+    source_root: str
+    source_cluster_id: str
+    conf: dict[str, str]
+    peers: dict[str, PeerTask]
+    queues: list[QueueTask]
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> Manifest:
+        raw = json.loads(text)
+        raw["peers"] = {pid: PeerTask(**peer) for pid, peer in raw["peers"].items()}
+        raw["queues"] = [
+            QueueTask(**{**queue, "wals": [WalTask(**wal) for wal in queue["wals"]]}) for queue in raw["queues"]
+        ]
+        return cls(**raw)
+
+
+@dataclass
+class WalProgress:
+    """How far one WAL got: the position to record and whether it is finished (to drop from the queue)."""
+
+    name: str
+    start_position: int
+    end_position: int
+    done: bool
+    version: int
+
+
+@dataclass
+class QueueResult:
+    """What shipping one queue did. ``status``: ok | stuck | failed | disabled | skipped."""
+
+    replicator: str
+    queue_id: str
+    peer_id: str
+    status: str
+    wals: list[WalProgress] = field(default_factory=list)
+    error: str | None = None
+    drained: bool = False
+    metrics: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return f"{self.replicator}/{self.queue_id}"
+
+
+@dataclass
+class ShipResult:
+    """Output of one ship job: one QueueResult per queue of the manifest."""
+
+    cycle_id: str
+    queues: list[QueueResult]
+    started_ms: int = 0
+    finished_ms: int = 0
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> ShipResult:
+        raw = json.loads(text)
+        raw["queues"] = [QueueResult(**{**q, "wals": [WalProgress(**w) for w in q["wals"]]}) for q in raw["queues"]]
+        return cls(**raw)
+
+
+def write_text(location: str, text: str, fs: FileSystem | None = None) -> None:
+    """Write a manifest/result file atomically at ``location`` (a path or a filesystem URI)."""
+    if fs is None:
+        fs, location = get_filesystem(location)
+    fs.write_atomic(location, text.encode("utf-8"))
+
+
+def read_text(location: str, fs: FileSystem | None = None) -> str:
+    """Read a manifest/result file written by :func:`write_text`."""
+    if fs is None:
+        fs, location = get_filesystem(location)
+    return fs.read_range(location, 0).decode("utf-8")

@@ -1,0 +1,37 @@
+"""Per-queue source counters with HBase's metric names (spec §7, MetricsReplicationSourceSource)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+# The counters a ship task reports, by their HBase suffix (``source.<queueId>.<suffix>``).
+COUNTERS = (
+    "logEditsRead",
+    "logEditsFiltered",
+    "logReadInBytes",
+    "shippedBatches",
+    "failedBatches",
+    "shippedOps",
+    "shippedBytes",
+    "completedLogs",
+    "completedRecoverQueues",
+    "uncleanlyClosedLogs",
+    "ignoredUncleanlyClosedLogContentsInBytes",
+    "restartedLogReading",
+)
+
+
+class SourceMetrics:
+    """Counters of one queue's ship task plus the write time of the last shipped entry."""
+
+    def __init__(self) -> None:
+        self.counters: Counter[str] = Counter({name: 0 for name in COUNTERS})
+        self.last_shipped_write_time = 0
+
+    def inc(self, name: str, amount: int = 1) -> None:
+        self.counters[name] += amount
+
+    def as_dict(self) -> dict[str, float]:
+        out: dict[str, float] = dict(self.counters)
+        out["lastShippedWriteTime"] = self.last_shipped_write_time
+        return out

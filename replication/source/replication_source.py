@@ -1,0 +1,166 @@
+"""ReplicationSource for one queue inside a ship task: read → filter → batch → ship → progress.
+
+``ship_queue`` needs nothing but the manifest: it opens the source filesystem, builds the filter chain
+for the queue's peer, chooses sinks from the peer's region servers (re-reading the peer's ``rs`` znode
+from the task when sinks fail), ships every batch until the peer acknowledges it, and reports per-WAL
+end positions. Positions move only for batches the peer acknowledged.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from contextlib import suppress
+
+from replication.config import Config
+from replication.errors import HbrepError
+from replication.fs import get_filesystem
+from replication.source.endpoint import ReplicationEndpoint, ReplicationSourceShipper, ShipFailed
+from replication.source.filters import EntryFilter
+from replication.source.manifest import Manifest, PeerTask, QueueResult, QueueTask, WalProgress
+from replication.source.metrics import SourceMetrics
+from replication.source.sink_manager import ReplicationSinkManager
+from replication.source.throttler import ReplicationThrottler
+from replication.source.wal_reader import ReplicationSourceWALReader, WALMissing, ZeroLengthWAL
+
+LOG = logging.getLogger(__name__)
+
+STUCK_ERRORS = (WALMissing, ZeroLengthWAL)
+
+
+def manifest_conf(manifest: Manifest) -> Config:
+    """The configuration the snapshot recorded (the executor's environment does not leak in)."""
+    return Config.load(env={}, overrides=manifest.conf)
+
+
+def peer_config_of(peer: PeerTask):
+    """The peer's ReplicationPeerConfig rebuilt from its manifest form."""
+    import base64
+
+    from replication.zk.peer_storage import ReplicationPeerConfig
+
+    return ReplicationPeerConfig.from_bytes(base64.b64decode(peer.config["peer_bytes"]), f"peer {peer.peer_id}")
+
+
+def peer_servers_fetcher(peer: PeerTask, conf: Config) -> Callable[[], list[str]]:
+    """A callable giving the peer's live region servers: the snapshot's list first, then ZooKeeper."""
+    first = [list(peer.sinks)]
+
+    def fetch() -> list[str]:
+        if first:
+            return first.pop()
+        from replication.zk.client import connected
+        from replication.zk.cluster_key import ClusterKey
+        from replication.zk.layout import ZNodePaths
+
+        key = ClusterKey.parse(peer.cluster_key)
+        try:
+            with connected(key, timeout=10.0) as zk:
+                return sorted(zk.get_children(ZNodePaths(conf, parent=key.znode_parent).rs))
+        except Exception as exc:  # unreachable peer ZooKeeper: no sinks this round
+            LOG.warning("Cannot read region servers of peer %s (%s): %s", peer.peer_id, key, exc)
+            return []
+
+    return fetch
+
+
+def peer_token(peer: PeerTask, conf: Config) -> str:
+    """The token the peer's sinks expect: per-peer configuration, then ``hbrep.cluster.token``, then
+    the token file in the peer's root (embedded clusters)."""
+    token = peer.config.get("configuration", {}).get("hbrep.cluster.token") or conf.get_str("hbrep.cluster.token", "")
+    if token or not peer.peer_root:
+        return token
+    from replication.cluster.info import cluster_token
+
+    fs, root = get_filesystem(peer.peer_root)
+    return cluster_token(fs, root)
+
+
+def ship_queue(
+    manifest: Manifest,
+    queue: QueueTask,
+    *,
+    client_factory: Callable[[str, str, float], object] | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> QueueResult:
+    """Ship one queue as far as it goes; never raises for queue-level problems (they are in the result)."""
+    result = QueueResult(queue.replicator, queue.queue_id, queue.peer_id, status="ok")
+    progress = {w.name: WalProgress(w.name, w.position, w.position, False, w.version) for w in queue.wals}
+    result.wals = list(progress.values())
+    peer = manifest.peers.get(queue.peer_id)
+    if peer is None:
+        result.status, result.error = "skipped", f"peer {queue.peer_id} no longer exists"
+        return result
+    if not peer.enabled:
+        result.status = "disabled"
+        return result
+    metrics = SourceMetrics()
+    endpoint = None
+    try:
+        conf = manifest_conf(manifest)
+        fs, root = get_filesystem(manifest.source_root)
+        peer_conf = peer_config_of(peer)
+        if not peer.peer_cluster_id:
+            raise ShipFailed(f"peer {peer.peer_id} at {peer.cluster_key} is unreachable (no cluster id read)")
+        entry_filter = EntryFilter(
+            peer_conf.need_to_replicate, uuid.UUID(manifest.source_cluster_id), uuid.UUID(peer.peer_cluster_id)
+        )
+        sinks = ReplicationSinkManager(
+            peer.peer_id,
+            peer_servers_fetcher(peer, conf),
+            conf.get_float("replication.source.ratio"),
+            conf.get_int("replication.bad.sink.threshold"),
+        )
+        endpoint = ReplicationEndpoint(
+            peer.peer_id,
+            sinks,
+            peer_token(peer, conf),
+            conf,
+            manifest.source_cluster_id,
+            client_factory=client_factory,
+            sleep=sleep,
+            drop_entries_of_missing_table=_table_gone_on_source(fs, root),
+        )
+        queues_of_peer = max(1, sum(1 for q in manifest.queues if q.peer_id == peer.peer_id))
+        bandwidth = int(peer.config.get("bandwidth") or conf.get_int("replication.source.per.peer.node.bandwidth"))
+        shipper = ReplicationSourceShipper(endpoint, ReplicationThrottler(bandwidth // queues_of_peer), metrics, sleep)
+        reader = ReplicationSourceWALReader(fs, root, queue, entry_filter, conf, metrics)
+        for batch in reader.batches():
+            shipper.ship(batch)
+            wal = progress[batch.wal.name]
+            wal.end_position = batch.last_position
+            if batch.end_of_file and not wal.done:
+                wal.done = True
+                metrics.inc("completedLogs")
+    except STUCK_ERRORS as exc:
+        result.status, result.error = "stuck", str(exc)
+        LOG.error("Queue %s is stuck: %s", queue.key, exc)
+    except HbrepError as exc:
+        result.status, result.error = "failed", str(exc)
+        LOG.error("Queue %s failed: %s", queue.key, exc)
+    except Exception as exc:  # a bug or an unexpected I/O error: report it with the queue named
+        result.status, result.error = "failed", f"{type(exc).__name__}: {exc}"
+        LOG.exception("Queue %s failed", queue.key)
+    finally:
+        if endpoint is not None:
+            with suppress(Exception):
+                endpoint.close()
+    result.drained = queue.recovered and result.status == "ok" and all(w.done for w in result.wals)
+    if result.drained:
+        metrics.inc("completedRecoverQueues")
+    result.metrics = metrics.as_dict()
+    return result
+
+
+def _table_gone_on_source(fs, root) -> Callable[[str], bool]:
+    def gone(table: str) -> bool:
+        try:
+            from replication.tables.descriptors import TableRegistry
+
+            return not TableRegistry(fs, root).exists(table)
+        except Exception:
+            return False
+
+    return gone

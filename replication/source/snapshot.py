@@ -1,0 +1,166 @@
+"""The ``snapshot`` step of a cycle: peers and every queue, read once, into a manifest.
+
+Only queues of live replicators are shipped (a dead server's queues wait for failover, as in HBase).
+The peer's side is read here too: its cluster id (``hbaseid``, for loop prevention), its root (to find
+the sink token of an embedded peer) and its live region servers (the first sink choice). A peer whose
+ZooKeeper does not answer is recorded without a cluster id, so its queues fail with a clear error
+instead of shipping blindly.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import time
+import uuid
+from dataclasses import dataclass
+
+from kazoo.client import KazooClient
+
+from replication.config import Config
+from replication.fs import FileSystem, get_filesystem
+from replication.source.manifest import Manifest, PeerTask, QueueTask, WalTask
+from replication.wal.names import find_wal, wal_group_id, wal_start_timestamp
+from replication.zk.cluster_key import ClusterKey
+from replication.zk.layout import ZNodePaths
+from replication.zk.peer_storage import ReplicationPeerStorage
+from replication.zk.queue_info import ReplicationQueueInfo
+from replication.zk.queue_storage import QueueSnapshot, ReplicationQueueStorage
+
+LOG = logging.getLogger(__name__)
+
+
+@dataclass
+class SourceCluster:
+    """The source cluster as a cycle sees it: key, layout, root and cluster id."""
+
+    key: ClusterKey
+    paths: ZNodePaths
+    root: str
+    cluster_id: uuid.UUID
+    fs: FileSystem
+
+
+def open_source(zk: KazooClient, key: ClusterKey, conf: Config) -> SourceCluster:
+    """Read the source's ClusterInfo (root) and cluster id; HbrepError when it is not an hbrep cluster."""
+    from replication.cluster.info import read_cluster_info
+    from replication.zk.cluster_id import read_cluster_id
+
+    paths = ZNodePaths(conf, parent=key.znode_parent)
+    info = read_cluster_info(zk, paths)
+    fs, root = get_filesystem(info.root)
+    return SourceCluster(key, paths, root, read_cluster_id(zk, paths), fs)
+
+
+def read_peer(peer_id: str, storage: ReplicationPeerStorage, conf: Config) -> PeerTask:
+    """The peer's configuration and state, plus its cluster id, root and live servers (if reachable)."""
+    from replication.cluster.info import read_cluster_info
+    from replication.zk.client import connected
+    from replication.zk.cluster_id import read_cluster_id
+
+    config = storage.get_peer_config(peer_id)
+    enabled = storage.is_peer_enabled(peer_id)
+    task = PeerTask(
+        peer_id=peer_id,
+        cluster_key=config.cluster_key,
+        enabled=enabled,
+        config={
+            "peer_bytes": base64.b64encode(config.to_bytes()).decode("ascii"),
+            "bandwidth": config.bandwidth,
+            "configuration": dict(config.configuration),
+        },
+        peer_cluster_id=None,
+        peer_root=None,
+        sinks=[],
+    )
+    if not enabled:
+        return task
+    key = ClusterKey.parse(config.cluster_key)
+    try:
+        with connected(key, timeout=5.0) as peer_zk:
+            peer_paths = ZNodePaths(conf, parent=key.znode_parent)
+            task.peer_cluster_id = str(read_cluster_id(peer_zk, peer_paths))
+            task.peer_root = read_cluster_info(peer_zk, peer_paths).root
+            task.sinks = sorted(peer_zk.get_children(peer_paths.rs)) if peer_zk.exists(peer_paths.rs) else []
+    except Exception as exc:
+        LOG.warning("Peer %s (%s) cannot be read: %s", peer_id, key, exc)
+    return task
+
+
+def _ordered_wals(names: list[str]) -> list[str]:
+    return sorted(names, key=lambda n: (wal_group_id(n), wal_start_timestamp(n), n))
+
+
+def queue_has_work(fs: FileSystem, queue: QueueTask) -> bool:
+    """True when shipping would move something: a finished WAL to drop, or bytes past a position."""
+    if queue.recovered:
+        return True
+    groups: dict[str, list[WalTask]] = {}
+    for wal in queue.wals:
+        groups.setdefault(wal_group_id(wal.name), []).append(wal)
+    for group in groups.values():
+        finished = group[:-1] if queue.replicator_alive else group
+        if finished:
+            return True  # a rolled WAL (or a dead owner's) is still queued
+        newest = group[-1]
+        if newest.path is None:
+            continue
+        try:
+            if fs.status(newest.path).length > newest.position:
+                return True
+        except Exception:
+            return True
+    return False
+
+
+def build_manifest(
+    zk: KazooClient,
+    source: SourceCluster,
+    conf: Config,
+    *,
+    peer_ids: list[str] | None = None,
+    cycle_id: str | None = None,
+    queue_snapshot: QueueSnapshot | None = None,
+) -> Manifest:
+    """Snapshot peers and queues into a manifest; ``peer_ids`` limits it to those peers.
+
+    Every queue of a live replicator whose peer is selected is included with its WALs in read order
+    and their current paths; queues with nothing to ship are left out (``queue_has_work``).
+    """
+    peers_storage = ReplicationPeerStorage(zk, source.paths)
+    selected = peer_ids if peer_ids is not None else peers_storage.list_peer_ids()
+    peers = {pid: read_peer(pid, peers_storage, conf) for pid in selected if peers_storage.peer_exists(pid)}
+    snapshot = queue_snapshot or ReplicationQueueStorage(zk, source.paths).snapshot()
+    live = set(zk.get_children(source.paths.rs)) if zk.exists(source.paths.rs) else set()
+    queues: list[QueueTask] = []
+    for state in snapshot.queues():
+        info = ReplicationQueueInfo.parse(state.queue_id)
+        if info.peer_id not in peers or state.server not in live:
+            continue
+        servers = [state.server, *info.dead_region_servers]
+        wals = []
+        for name in _ordered_wals(list(state.wals)):
+            wal_state = state.wals[name]
+            path = find_wal(source.fs, source.root, name, servers=servers)
+            wals.append(WalTask(name, path, wal_state.position, wal_state.version))
+        task = QueueTask(
+            replicator=state.server,
+            queue_id=state.queue_id,
+            peer_id=info.peer_id,
+            recovered=info.is_recovered,
+            replicator_alive=True,
+            dead_servers=list(info.dead_region_servers),
+            wals=wals,
+        )
+        if peers[info.peer_id].enabled and queue_has_work(source.fs, task):
+            queues.append(task)
+    return Manifest(
+        cycle_id=cycle_id or f"cycle-{int(time.time() * 1000)}-{uuid.uuid4().hex[:6]}",
+        created_ms=int(time.time() * 1000),
+        source_cluster_key=str(source.key),
+        source_root=source.root,
+        source_cluster_id=str(source.cluster_id),
+        conf=conf.as_dict(),
+        peers=peers,
+        queues=queues,
+    )

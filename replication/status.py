@@ -1,0 +1,191 @@
+"""``hbrep status replication``: per peer and queue, computed now from ZooKeeper, the WALs and metrics.
+
+Gauges are derived at read time, never frozen: ``sizeOfLogQueue`` is the queue's WAL count,
+``ageOfLastShippedOp`` is now − the write time of the last shipped entry, and ``replicationLag`` is
+0 when every queued byte is shipped, otherwise now − the write time of the first entry not yet
+shipped (read from the WAL at its recorded position), as HBase's replication delay is defined.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from kazoo.client import KazooClient
+
+from replication.config import Config
+from replication.metrics import MetricsStore
+from replication.source import lease
+from replication.source.manifest import WalTask
+from replication.source.snapshot import open_source
+from replication.source.wal_reader import order_wals
+from replication.wal.names import find_wal
+from replication.zk.cluster_key import ClusterKey
+from replication.zk.peer_storage import ReplicationPeerStorage, format_table_cfs
+from replication.zk.queue_info import ReplicationQueueInfo
+from replication.zk.queue_storage import ReplicationQueueStorage
+
+
+def _first_unshipped(fs, root: str, servers: list[str], wals: list[WalTask]) -> tuple[int | None, int, str | None]:
+    """(write time of the first unshipped entry or None, pending bytes, error) over WALs in read order."""
+    from replication.wal.reader import open_wal
+
+    pending = 0
+    first_time: int | None = None
+    for group in order_wals(wals):
+        for wal in group:
+            path = find_wal(fs, root, wal.name, servers=servers)
+            if path is None:
+                continue
+            length = fs.status(path).length
+            if length <= wal.position:
+                continue
+            pending += length - wal.position
+            if first_time is None:
+                try:
+                    reader = open_wal(path, fs=fs, start=wal.position)
+                    for raw in reader.raw_entries():
+                        first_time = raw.key.write_time
+                        break
+                    close = getattr(reader, "close", None)
+                    if close:
+                        close()
+                except Exception as exc:  # a corrupt WAL shows as the queue's error
+                    return first_time, pending, str(exc)
+    return first_time, pending, None
+
+
+def replication_status(zk: KazooClient, key: ClusterKey, conf: Config, now_ms: int | None = None) -> dict[str, Any]:
+    """The whole picture: peers (state, lag), queues (size, positions, lag, stuck), global source.* sums."""
+    now = now_ms or int(time.time() * 1000)
+    source = open_source(zk, key, conf)
+    peers_storage = ReplicationPeerStorage(zk, source.paths)
+    snapshot = ReplicationQueueStorage(zk, source.paths).snapshot()
+    live = set(zk.get_children(source.paths.rs)) if zk.exists(source.paths.rs) else set()
+    stored = MetricsStore(source.fs, source.root).load()
+    peers: dict[str, dict[str, Any]] = {}
+    for peer_id in peers_storage.list_peer_ids():
+        config = peers_storage.get_peer_config(peer_id)
+        peers[peer_id] = {
+            "peer_id": peer_id,
+            "cluster_key": config.cluster_key,
+            "state": "ENABLED" if peers_storage.is_peer_enabled(peer_id) else "DISABLED",
+            "table_cfs": format_table_cfs(config.table_cfs),
+            "bandwidth": config.bandwidth,
+            "queues": 0,
+            "sizeOfLogQueue": 0,
+            "replicationLag": 0,
+            "stuck_queues": 0,
+            "lease": lease.holder(zk, source.paths, peer_id),
+        }
+    queues = []
+    for state in snapshot.queues():
+        info = ReplicationQueueInfo.parse(state.queue_id)
+        qkey = f"{state.server}/{state.queue_id}"
+        metrics = stored["queues"].get(qkey, {})
+        wals = [WalTask(name, None, ws.position, ws.version) for name, ws in state.wals.items()]
+        servers = [state.server, *info.dead_region_servers]
+        first_time, pending, read_error = _first_unshipped(source.fs, source.root, servers, wals)
+        lag = 0 if first_time is None else max(0, now - first_time)
+        shipped_at = int(metrics.get("lastShippedWriteTime", 0))
+        alive = state.server in live
+        status = metrics.get("status", "ok") if metrics else "new"
+        error = metrics.get("error")
+        if read_error:
+            status, error = "stuck", read_error
+        if not alive:
+            status = "awaiting failover"
+        peer_state = peers.get(info.peer_id, {}).get("state")
+        if peer_state == "DISABLED":
+            status = "disabled"
+        elif peer_state is None:
+            status = "orphaned (peer removed)"
+        queue = {
+            "queue": qkey,
+            "replicator": state.server,
+            "queue_id": state.queue_id,
+            "peer_id": info.peer_id,
+            "recovered": info.is_recovered,
+            "dead_servers": info.dead_region_servers,
+            "replicator_alive": alive,
+            "sizeOfLogQueue": len(state.wals),
+            "wals": {name: ws.position for name, ws in sorted(state.wals.items())},
+            "pendingBytes": pending,
+            "replicationLag": lag,
+            "ageOfLastShippedOp": (now - shipped_at) if shipped_at else None,
+            "status": status,
+            "stuck": status in ("stuck", "failed"),
+            "error": error,
+            "metrics": {k: v for k, v in metrics.items() if isinstance(v, (int, float))},
+        }
+        queues.append(queue)
+        peer = peers.get(info.peer_id)
+        if peer is not None:
+            peer["queues"] += 1
+            peer["sizeOfLogQueue"] += len(state.wals)
+            peer["replicationLag"] = max(peer["replicationLag"], lag)
+            peer["stuck_queues"] += int(queue["stuck"])
+    totals: dict[str, float] = {}
+    for queue in queues:
+        for name, value in queue["metrics"].items():
+            if name not in ("lastShippedWriteTime", "lastShippedAt", "updated_ms"):
+                totals[f"source.{name}"] = totals.get(f"source.{name}", 0) + value
+    totals["source.sizeOfLogQueue"] = sum(q["sizeOfLogQueue"] for q in queues)
+    totals["source.replicationLag"] = max([q["replicationLag"] for q in queues], default=0)
+    return {
+        "cluster": str(key),
+        "root": source.root,
+        "cluster_id": str(source.cluster_id),
+        "now_ms": now,
+        "live_servers": sorted(live),
+        "peers": peers,
+        "queues": queues,
+        "global": totals,
+        "recent_failovers": stored["failovers"][-10:],
+        "recent_cycles": stored["cycles"][-10:],
+    }
+
+
+def to_prometheus(status: dict[str, Any]) -> str:
+    """The status as Prometheus text exposition (prometheus_client), HBase metric names as labels/suffixes."""
+    from prometheus_client import CollectorRegistry, generate_latest
+    from prometheus_client.core import GaugeMetricFamily
+
+    class _Collector:
+        def collect(self):
+            per_queue: dict[str, GaugeMetricFamily] = {}
+
+            def family(suffix: str) -> GaugeMetricFamily:
+                if suffix not in per_queue:
+                    per_queue[suffix] = GaugeMetricFamily(
+                        f"hbrep_source_{suffix}",
+                        f"HBase source.<queueId>.{suffix}",
+                        labels=["queue_id", "replicator", "peer_id"],
+                    )
+                return per_queue[suffix]
+
+            for queue in status["queues"]:
+                labels = [queue["queue_id"], queue["replicator"], queue["peer_id"]]
+                family("sizeOfLogQueue").add_metric(labels, queue["sizeOfLogQueue"])
+                family("replicationLag").add_metric(labels, queue["replicationLag"])
+                if queue["ageOfLastShippedOp"] is not None:
+                    family("ageOfLastShippedOp").add_metric(labels, queue["ageOfLastShippedOp"])
+                family("stuck").add_metric(labels, 1 if queue["stuck"] else 0)
+                for name, value in queue["metrics"].items():
+                    if name not in ("lastShippedWriteTime", "lastShippedAt", "updated_ms"):
+                        family(name).add_metric(labels, value)
+            yield from per_queue.values()
+            for name, value in status["global"].items():
+                gauge = GaugeMetricFamily(f"hbrep_{name.replace('.', '_')}", f"HBase {name} (global)")
+                gauge.add_metric([], value)
+                yield gauge
+            peer_lag = GaugeMetricFamily(
+                "hbrep_peer_replicationLag", "max lag of a peer's queues (ms)", labels=["peer_id", "state"]
+            )
+            for peer in status["peers"].values():
+                peer_lag.add_metric([peer["peer_id"], peer["state"]], peer["replicationLag"])
+            yield peer_lag
+
+    registry = CollectorRegistry()
+    registry.register(_Collector())
+    return generate_latest(registry).decode("utf-8")
