@@ -354,6 +354,20 @@ class LoopbackEnsemble:
         for server in self.servers:
             server.stop()
 
+    def restart(self, server: ZooKeeperServer, timeout: float = 60.0) -> None:
+        """Start one (stopped) member again; returns once it serves, i.e. has rejoined the quorum."""
+        if server not in self.servers:
+            raise ZooKeeperServerError(f"{server.hosts} is not a member of this ensemble")
+        pid = server.read_pid()
+        if pid is not None and pid_alive(pid):
+            raise ZooKeeperServerError(f"ensemble member {server.hosts} already runs (pid {pid})")
+        _spawn_without_wait(server)
+        deadline = time.monotonic() + timeout
+        while not server._serving():
+            if time.monotonic() > deadline:
+                raise ZooKeeperServerError(f"ensemble member {server.hosts} did not rejoin within {timeout:.0f}s")
+            time.sleep(0.2)
+
 
 def _spawn_without_wait(server: ZooKeeperServer) -> None:
     server.data_dir.mkdir(parents=True, exist_ok=True)
