@@ -111,3 +111,24 @@ def test_maxlogs_forces_flush_and_archive(cluster_key, tmp_path, cluster_conf):
             assert any(n.endswith(".parquet") for _, _, fs in os.walk(data) for n in fs)
             archived = len(os.listdir(old_wal_dir(cluster.root)))
             assert archived >= 2 and archived + len(os.listdir(live)) >= 5  # ~120 KB in 16 KiB WALs
+
+
+def test_period_roll_and_interval_flush(cluster_key, tmp_path, cluster_conf):
+    conf = cluster_conf.with_overrides(
+        {"hbase.regionserver.logroll.period": 600, "hbase.regionserver.optionalcacheflushinterval": 600}
+    )
+    with start_cluster(cluster_key, str(tmp_path / "root"), 1, conf=conf) as cluster:
+        (server,) = cluster.servers
+        TableRegistry(None, cluster.root).create(TableDescriptor.of("t", "f"))
+        live = wal_dir(cluster.root, server)
+        first = os.listdir(live)
+        with cluster.client() as client:
+            client.put("t", b"r", b"f", b"q", b"v")
+        data = os.path.join(cluster.root, "data")
+        # the period rolls the WAL that has an entry; the interval flushes the memstore; the WAL is archived
+        _wait(lambda: any(n.endswith(".parquet") for _, _, fs in os.walk(data) for n in fs))
+        _wait(lambda: os.listdir(old_wal_dir(cluster.root)) == first)
+        current = os.listdir(live)
+        assert len(current) == 1 and current != first
+        time.sleep(1.5)  # a WAL without entries is not rolled on the period (rollWriter skips it)
+        assert os.listdir(live) == current
