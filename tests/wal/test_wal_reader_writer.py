@@ -222,3 +222,48 @@ def test_reads_across_buffer_refills(tmp_path: Path, monkeypatch: pytest.MonkeyP
     ends = _write(path, batch)
     got = list(open_wal(str(path)))
     assert [r.entry for r in got] == batch and [r.end for r in got] == ends
+
+
+def test_key_cache_never_leaks_between_entries(tmp_path: Path) -> None:
+    import uuid
+
+    from replication.wal.model import Cell, WALKey
+
+    cid = uuid.UUID(int=42)
+    keys = [
+        WALKey(b"r" * 32, b"t1", 1, 10, {b"f": 1}),
+        WALKey(b"r" * 32, b"t1", 2, 11, {b"f": 1}),  # same as above but seq/time: served from the cache
+        WALKey(b"r" * 32, b"t1", 300, 2**40, {b"f": 1, b"g": 1}, [cid]),
+        WALKey(b"r" * 32, b"t1", 301, 2**40 + 1, {b"f": 1}, nonce_group=5, nonce=-7, orig_sequence_number=9),
+        WALKey(b"r" * 32, b"t1", 302, 2**40 + 2, {b"f": 1}),
+    ]
+    counts = [1, 1, 2, 1, 1]  # entries 1 and 4 have the layout of entry 0: their keys come from the cache
+    batch = [Entry(k, [Cell(b"row", b"f", b"q", 1, 4, b"v")] * c) for k, c in zip(keys, counts, strict=True)]
+    path = tmp_path / "w"
+    _write(path, batch)
+    got = []
+    for raw in open_wal(str(path)).raw_entries():
+        got.append(raw.key)
+        raw.key.scopes[b"mutated"] = 2  # a caller changing its key must not change later ones
+        raw.key.cluster_ids.append(cid)
+    for key, expected in zip(got, keys, strict=True):
+        key.scopes.pop(b"mutated")
+        key.cluster_ids.pop()
+        assert key == expected
+
+
+def test_cells_of_mixed_sizes_and_a_corrupt_size(tmp_path: Path) -> None:
+    from replication.wal.model import Cell
+
+    same = [Cell(b"row", b"f", b"q%d" % j, 1, 4, b"v" * 10) for j in range(4)]
+    mixed = [*same[:3], Cell(b"row", b"f", b"q3", 1, 4, b"v" * 11)]
+    path = tmp_path / "w"
+    ends = _write(path, [Entry(simple_entry(0).key, same), Entry(simple_entry(1).key, mixed), simple_entry(2)])
+    assert [r.entry.cells for r in open_wal(str(path))] == [same, mixed, simple_entry(2).cells]
+    data = bytearray(path.read_bytes())
+    key_len = data[ends[0]]
+    third_cell = ends[0] + 1 + key_len + 2 * len(encode_cells(same[:1]))
+    data[third_cell : third_cell + 4] = struct.pack(">i", 3)  # a size no cell can have
+    path.write_bytes(bytes(data))
+    with pytest.raises(CorruptWALError, match=rf"corrupt entry at offset {ends[0]}: cell at offset {third_cell}"):
+        list(open_wal(str(path)).raw_entries())
