@@ -110,7 +110,7 @@ class BadRow:
     counter: str
 
     def as_dict(self) -> dict[str, str]:
-        return {"row": self.row.decode("utf-8", "backslashreplace"), "counter": self.counter}
+        return {"row": self.row.decode("utf-8", "backslashreplace"), "row_hex": self.row.hex(), "counter": self.counter}
 
 
 @dataclass
@@ -148,7 +148,7 @@ class VerifyResult:
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> VerifyResult:
-        bad = [BadRow(b["row"].encode("utf-8"), b["counter"]) for b in raw.get("bad_rows", [])]
+        bad = [BadRow(bytes.fromhex(b["row_hex"]), b["counter"]) for b in raw.get("bad_rows", [])]
         return cls(
             raw["source_table"],
             raw["peer_table"],
