@@ -62,7 +62,7 @@ class LocalFileSystem:
     def open_read(self, path: str, offset: int = 0) -> BinaryIO:
         """Open ``path`` for reading, positioned at ``offset``."""
         try:
-            stream = open(path, "rb")  # noqa: SIM115 - returned to the caller
+            stream = open(path, "rb")
         except FileNotFoundError:
             raise FileSystemError(f"file not found: {path}") from None
         if offset:
@@ -78,7 +78,7 @@ class LocalFileSystem:
         """A new file open for writing (parents created); FileSystemError if it exists and not overwrite."""
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         try:
-            return open(path, "wb" if overwrite else "xb")  # noqa: SIM115 - returned to the caller
+            return open(path, "wb" if overwrite else "xb")
         except FileExistsError:
             raise FileSystemError(f"file already exists: {path}") from None
 

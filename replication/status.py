@@ -40,18 +40,16 @@ def _first_unshipped(fs, root: str, servers: list[str], wals: list[WalTask]) -> 
             length = fs.status(path).length
             if length <= wal.position:
                 continue
-            pending += length - wal.position
-            if first_time is None:
-                try:
-                    reader = open_wal(path, fs=fs, start=wal.position)
+            try:
+                reader = open_wal(path, fs=fs, start=wal.position)
+                trailer = 8 if reader.trailer_present else 0
+                pending += max(0, length - trailer - reader.position)
+                if first_time is None:
                     for raw in reader.raw_entries():
                         first_time = raw.key.write_time
                         break
-                    close = getattr(reader, "close", None)
-                    if close:
-                        close()
-                except Exception as exc:  # a corrupt WAL shows as the queue's error
-                    return first_time, pending, str(exc)
+            except Exception as exc:  # a corrupt WAL shows as the queue's error
+                return first_time, pending, str(exc)
     return first_time, pending, None
 
 

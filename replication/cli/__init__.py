@@ -69,7 +69,15 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _register() -> None:
-    from replication.cli import cluster_commands, peer_commands, ship_commands, wal_commands, zk_commands
+    from replication.cli import (
+        cluster_commands,
+        maintenance_commands,
+        peer_commands,
+        ship_commands,
+        verify_commands,
+        wal_commands,
+        zk_commands,
+    )
 
     for command in (
         zk_commands.zk,
@@ -78,6 +86,8 @@ def _register() -> None:
         ship_commands.status,
         wal_commands.wal,
         *cluster_commands.COMMANDS,
+        maintenance_commands.clean,
+        *verify_commands.COMMANDS,
     ):
         cli.add_command(command)
 

@@ -169,13 +169,37 @@ def queues(ctx: CliContext, as_json: bool) -> None:
 
 @click.group(invoke_without_command=True)
 @click.option("--once", is_flag=True, help="Claim the queues of every dead region server once.")
+@json_option
 @click.pass_context
-def failover(click_ctx: click.Context, once: bool) -> None:
+def failover(click_ctx: click.Context, once: bool, as_json: bool) -> None:
     """Move the replication queues of dead region servers to live ones."""
-    if click_ctx.invoked_subcommand is None:
-        if once:
-            raise HbrepError("failover --once is not implemented yet")
+    if click_ctx.invoked_subcommand is not None:
+        return
+    if not once:
         click.echo(click_ctx.get_help())
+        return
+    from replication.failover import failover_once
+
+    ctx: CliContext = click_ctx.find_object(CliContext)
+    with zk_session(ctx) as (zk, _paths):
+        report = failover_once(zk, ctx.cluster, ctx.conf)
+    if as_json:
+        emit_json(report.as_dict())
+        return
+    if not report.servers:
+        click.echo("no dead region servers")
+    for server in report.servers:
+        if server.action == "waiting":
+            click.echo(f"{server.server}: dead, waiting {server.wait_ms} ms more (replication.sleep.before.failover)")
+        elif server.action == "claimed":
+            moves = ", ".join(f"{old} -> {server.claimer}/{new}" for old, new in server.moved.items())
+            click.echo(f"{server.server}: {server.wals_moved} WALs moved: {moves or 'none'}")
+            for dropped in server.dropped:
+                click.echo(f"{server.server}: queue {dropped} dropped (its peer was removed)")
+        else:
+            click.echo(f"{server.server}: {server.action}" + (f" ({server.error})" if server.error else ""))
+    if any(s.action in ("error", "no-live-server") for s in report.servers):
+        raise click.exceptions.Exit(3)
 
 
 @failover.command("claim")

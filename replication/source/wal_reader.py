@@ -145,6 +145,9 @@ class ReplicationSourceWALReader:
                 if batch.heap_size >= self.size_capacity or len(batch.entries) >= self.nb_capacity:
                     yield batch
                     batch = WALEntryBatch(wal, last_position=raw.end)
+            # Past the header (position 0 = "from the start") or a trailing marker, the reader knows
+            # where the next read starts even when no entry was read.
+            batch.last_position = max(batch.last_position, reader.position)
             if not writing:
                 batch.end_of_file = True
                 if getattr(reader, "truncated_tail_bytes", 0):
