@@ -62,7 +62,7 @@ class LocalFileSystem:
     def open_read(self, path: str, offset: int = 0) -> BinaryIO:
         """Open ``path`` for reading, positioned at ``offset``."""
         try:
-            stream = open(path, "rb")
+            stream = open(path, "rb")  # noqa: SIM115 - returned to the caller
         except FileNotFoundError:
             raise FileSystemError(f"file not found: {path}") from None
         if offset:
