@@ -10,7 +10,8 @@ Promises (spec §1.1, ProtobufLogReader / WALEntryStream):
   follows. A read from ``position`` later (when the writer has appended more) resumes correctly.
 - Bytes that are all there but do not decode raise :class:`CorruptWALError` naming file and offset.
   Departure from HBase: ProtobufLogReader treats a garbled entry like EOF; we never skip silently.
-- ``has_compression`` raises :class:`CompressedWALNotSupported`; an encrypted header raises too.
+- ``has_compression`` WALs are read with their dictionaries rebuilt from the first entry
+  (replication/wal/compression.py); value compression, compressed tags and encryption raise.
 - A zero-length file has no entries and position 0.
 
 The ship path (:meth:`WALReader.raw_entries`) decodes only WALKeys: cells stay encoded as a memoryview
@@ -29,7 +30,7 @@ from google.protobuf.message import DecodeError
 
 from replication.fs import FileSystem, FileSystemError, LocalFileSystem
 from replication.proto import WAL_pb2
-from replication.wal.cell_codec import KEY_INFRASTRUCTURE_SIZE, CellCodecError, decode_cells
+from replication.wal.cell_codec import KEY_INFRASTRUCTURE_SIZE, CellCodecError, decode_cells, encode_cells
 from replication.wal.errors import CompressedWALNotSupported, CorruptWALError, WALError, WALNotFound
 from replication.wal.key_codec import KeyDecoder
 from replication.wal.model import Entry, WALKey
@@ -107,6 +108,7 @@ class WALReader:
         self.first_entry_offset = 0
         self._stop = self.file_length
         self._consumed = False
+        self.compressed = False
         self.format = self._open()
 
     # --- opening -------------------------------------------------------------------------------
@@ -148,10 +150,11 @@ class WALReader:
             header.ParseFromString(head[body : body + size])
         except DecodeError as exc:
             raise CorruptWALError(f"{self.path}: garbled WALHeader at offset 4: {exc}") from None
-        if header.has_compression:
+        if header.has_compression and header.has_value_compression:
             raise CompressedWALNotSupported(
-                f"{self.path}: compressed WALs are not supported (has_compression in the WALHeader)"
+                f"{self.path}: compressed WALs with value compression are not supported (has_value_compression)"
             )
+        self.compressed = header.has_compression
         if header.HasField("encryption_key"):
             raise WALError(f"{self.path}: encrypted WALs are not supported (encryption_key in the WALHeader)")
         if header.HasField("writer_cls_name") and header.writer_cls_name not in KNOWN_WRITER_CLASSES:
@@ -233,6 +236,8 @@ class WALReader:
             from replication.wal.legacy import scan_sequence_file
 
             return scan_sequence_file(self, key_filter)
+        if self.compressed:
+            return self._scan_compressed(key_filter)
         return self._scan_protobuf(key_filter)
 
     def entries(self) -> Iterator[Entry]:
@@ -338,6 +343,56 @@ class WALReader:
             self._finish(min(base + off, stop))
         finally:
             stream.close()
+
+    def _scan_compressed(self, key_filter: Callable[[WALKey], bool] | None) -> Iterator[RawEntry]:
+        """Entries of a dictionary-compressed WAL (spec §1.5): decoded from the first entry, since the
+        dictionaries are built as the file is read; entries before the start position are skipped.
+        Cells are handed out re-encoded in the plain KeyValue framing, so the ship path can forward them."""
+        from replication.wal.compression import (
+            CompressionContext,
+            ShortInput,
+            decode_compressed_cells,
+            uncompress_key,
+        )
+        from replication.wal.key_codec import decode_key
+
+        assert self.header is not None
+        stop = self._stop
+        data = self.fs.read_range(self.path, 0, stop)
+        view = memoryview(data)
+        n = min(len(data), stop)
+        ctx = CompressionContext(has_tag_compression=self.header.has_tag_compression)
+        target = self.position
+        pos = self.first_entry_offset
+        while pos < n:
+            at = pos
+            if n - at < 8 and TRAILER_TAIL.startswith(data[at:n]):
+                break
+            try:
+                parsed = decode_varint(data, at, n)
+                if parsed is None or parsed[0] + parsed[1] > n:
+                    raise ShortInput
+                kstart, kend = parsed[1], parsed[1] + parsed[0]
+                key, count = decode_key(view[kstart:kend])
+                key = uncompress_key(key, ctx)
+                cells, pos = decode_compressed_cells(data, count, kend, n, ctx)
+            except ShortInput:
+                if self.trailer_present:
+                    self._corrupt(at, f"entry runs into the trailer at {stop}")
+                pos = at
+                break
+            except CompressedWALNotSupported as exc:
+                raise CompressedWALNotSupported(f"{self.path}: entry at offset {at}: {exc}") from None
+            except CorruptWALError as exc:
+                self._corrupt(at, str(exc))
+            if at < target:
+                if pos > target:
+                    raise CorruptWALError(f"{self.path}: start position {target} is not an entry boundary")
+                continue
+            self.position = pos
+            if key_filter is None or key_filter(key):
+                yield RawEntry(key, count, memoryview(encode_cells(cells)), at, pos)
+        self._finish(pos)
 
     def _corrupt(self, offset: int, why: str) -> None:
         raise CorruptWALError(f"{self.path}: corrupt entry at offset {offset}: {why}")

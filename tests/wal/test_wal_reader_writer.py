@@ -167,11 +167,11 @@ def test_entry_running_into_the_trailer_is_corruption(tmp_path: Path) -> None:
         list(open_wal(str(path)))
 
 
-def test_compressed_wal_is_refused_clearly(tmp_path: Path) -> None:
-    header = WAL_pb2.WALHeader(has_compression=True, writer_cls_name="ProtobufLogWriter")
+def test_value_compressed_wal_is_refused_clearly(tmp_path: Path) -> None:
+    header = WAL_pb2.WALHeader(has_compression=True, has_value_compression=True, writer_cls_name="ProtobufLogWriter")
     path = tmp_path / "c"
     path.write_bytes(b"PWAL" + delimited(header.SerializeToString()))
-    with pytest.raises(CompressedWALNotSupported, match="compressed WALs are not supported"):
+    with pytest.raises(CompressedWALNotSupported, match=rf"{path}: compressed WALs with value compression are not"):
         open_wal(str(path))
 
 
