@@ -121,7 +121,7 @@ class KeyDecoder:
         write_time = pb.write_time
         # Layout check: 0a <len> region 12 <len> table 18 <seq> 20 <write_time> [field >= 5 ...].
         cache_key = None
-        if buf[start] == 0x0A and buf[start + 1] < 0x80:
+        if end - start > 2 and buf[start] == 0x0A and buf[start + 1] < 0x80:
             t = start + 2 + buf[start + 1]
             if t + 1 < end and buf[t] == 0x12 and buf[t + 1] < 0x80:
                 v = t + 2 + buf[t + 1]

@@ -267,3 +267,11 @@ def test_cells_of_mixed_sizes_and_a_corrupt_size(tmp_path: Path) -> None:
     path.write_bytes(bytes(data))
     with pytest.raises(CorruptWALError, match=rf"corrupt entry at offset {ends[0]}: cell at offset {third_cell}"):
         list(open_wal(str(path)).raw_entries())
+
+
+def test_empty_key_at_the_very_end_is_corruption_not_a_crash(tmp_path: Path) -> None:
+    path = tmp_path / "w"
+    ends = _write(path, [simple_entry(0)], close=False)
+    path.write_bytes(path.read_bytes() + b"\x00" * 9)  # a zero-length WALKey, then zeros
+    with pytest.raises(CorruptWALError, match=rf"corrupt entry at offset {ends[0]}: WALKey misses required"):
+        list(open_wal(str(path)))
