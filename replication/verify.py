@@ -134,7 +134,8 @@ class VerifyResult:
 
     def counter_lines(self) -> list[str]:
         """``NAME=value``, one per counter, in HBase's order."""
-        return [f"{name}={value}" for name, value in self.counters.items()]
+        names = [*COUNTERS, *sorted(set(self.counters) - set(COUNTERS))]
+        return [f"{name}={self.counters[name]}" for name in names if name in self.counters]
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -108,11 +108,11 @@ def test_rules_file_errors_name_file_and_key(tmp_path):
         parse_rules({"tables": {"t1": {"columns": {"f:a": {"not_nul": True}}}}}, "r.yaml")
     with pytest.raises(QualityRulesError, match="columns are named family:qualifier"):
         parse_rules({"tables": {"t1": {"columns": {"nocolon": {}}}}})
-    with pytest.raises(QualityRulesError, match="mostly 1.5"):
+    with pytest.raises(QualityRulesError, match=r"mostly 1\.5"):
         parse_rules({"tables": {"t1": {"columns": {"f:a": {"mostly": 1.5}}}}})
     with pytest.raises(QualityRulesError, match="is not valid"):
         load_rules(_write(tmp_path / "bad.json", "{not json"))
-    with pytest.raises(QualityRulesError, match="missing.yaml"):
+    with pytest.raises(QualityRulesError, match=r"missing\.yaml"):
         load_rules(tmp_path / "missing.yaml")
     rules = load_rules(_write(tmp_path / "ok.yaml", RULES_YAML))
     assert [r.column for r in rules.for_table("t1")] == ["f:amount", "f:kind"]
