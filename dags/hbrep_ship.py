@@ -1,0 +1,63 @@
+"""hbrep_ship: every minute, per peer: snapshot → ship (spark-submit replication/jobs/ship.py) → commit.
+
+Wiring only. Each peer is one mapped branch (visible and retriable on its own); a branch with nothing
+to ship is skipped before any Spark job starts; a lag check ends every run and a deadline alert fires
+when a run is still going ``hbrep.lag.alert.ms`` after it was queued.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+from airflow.sdk import DAG, AsyncCallback, DeadlineAlert, DeadlineReference, task_group
+from hbrep_airflow import dag_settings as s
+from hbrep_airflow.operators.replication import (
+    CommitOperator,
+    LagCheckOperator,
+    ListPeersOperator,
+    ReleaseLeaseOperator,
+    SnapshotOperator,
+)
+
+with DAG(
+    dag_id="hbrep_ship",
+    description="Ship WAL edits to every replication peer (snapshot → ship → commit per peer)",
+    schedule="* * * * *",
+    start_date=datetime(2026, 1, 1, tzinfo=UTC),
+    catchup=False,
+    max_active_runs=1,
+    tags=["hbrep", "replication"],
+    default_args={"retries": 2, "retry_delay": timedelta(seconds=5), "zookeeper_conn_id": s.ZK_CONN_ID},
+    deadline=DeadlineAlert(
+        reference=DeadlineReference.DAGRUN_QUEUED_AT,
+        interval=s.lag_deadline(),
+        callback=AsyncCallback(
+            "hbrep_airflow.notifiers.lag_deadline_missed", kwargs={"threshold_ms": s.lag_alert_ms()}
+        ),
+    ),
+) as dag:
+    peers = ListPeersOperator(task_id="peers", pool=s.ZK_POOL)
+
+    @task_group(group_id="peer")
+    def peer_branch(peer_id):
+        snapshot = SnapshotOperator(task_id="snapshot", peer_id=peer_id, pool=s.ZK_POOL)
+        ship = SparkSubmitOperator(
+            task_id="ship",
+            conn_id=s.SPARK_CONN_ID,
+            application=s.ship_script(),
+            py_files=s.snapshot_xcom("pyfiles"),
+            application_args=["--manifest", s.snapshot_xcom("manifest"), "--result", s.snapshot_xcom("result")],
+            name="hbrep-ship",
+            conf={
+                "spark.ui.enabled": "false",
+                "spark.driver.host": "127.0.0.1",
+                "spark.driver.bindAddress": "127.0.0.1",
+            },
+        )
+        commit = CommitOperator(task_id="commit", peer_id=peer_id, snapshot_task_id="peer.snapshot", pool=s.ZK_POOL)
+        release = ReleaseLeaseOperator(task_id="release", peer_id=peer_id, pool=s.ZK_POOL, retries=0)
+        snapshot >> ship >> commit >> release
+
+    branches = peer_branch.expand(peer_id=peers.output)
+    branches >> LagCheckOperator(task_id="lag_alert", trigger_rule="all_done", pool=s.ZK_POOL, retries=0)

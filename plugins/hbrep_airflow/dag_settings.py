@@ -1,0 +1,44 @@
+"""Values the DAG files share, read from the environment only (no I/O at DAG parse time).
+
+- ``HBREP_ZK_CONN_ID`` (default ``hbrep_source``): the ZooKeeper connection of the source cluster;
+- ``HBREP_SPARK_CONN_ID`` (default ``spark_default``): the Spark connection of the ship job;
+- ``HBREP_ZK_POOL`` (default ``zookeeper``): the pool every ZooKeeper-touching task runs in;
+- ``HBREP__hbrep__lag__alert__ms``: the lag alert threshold (as in ``replication.config``);
+- ``HBREP_VERIFY_START`` (default ``2026-11-15``): first day the daily verify DAG covers.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from datetime import timedelta
+from pathlib import Path
+
+ZK_CONN_ID = os.environ.get("HBREP_ZK_CONN_ID", "hbrep_source")
+SPARK_CONN_ID = os.environ.get("HBREP_SPARK_CONN_ID", "spark_default")
+ZK_POOL = os.environ.get("HBREP_ZK_POOL", "zookeeper")
+VERIFY_START = os.environ.get("HBREP_VERIFY_START", "2026-11-15")
+DEFAULT_LAG_ALERT_MS = 300000  # replication.config DEFAULTS["hbrep.lag.alert.ms"]
+
+
+def lag_alert_ms() -> int:
+    """``hbrep.lag.alert.ms`` from its environment override, else the library default."""
+    return int(os.environ.get("HBREP__hbrep__lag__alert__ms", DEFAULT_LAG_ALERT_MS))  # noqa: SIM112 (config key case)
+
+
+def lag_deadline() -> timedelta:
+    """How long a ship run may take from being queued before the lag deadline alert fires."""
+    return timedelta(milliseconds=lag_alert_ms())
+
+
+def ship_script() -> str:
+    """Path of ``replication/jobs/ship.py`` (found without importing the library)."""
+    spec = importlib.util.find_spec("replication")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("the replication package is not importable")
+    return str(Path(next(iter(spec.submodule_search_locations))) / "jobs" / "ship.py")
+
+
+def snapshot_xcom(key: str, snapshot_task_id: str = "peer.snapshot") -> str:
+    """Jinja pulling ``key`` of the same map index's snapshot XCom (for the ship task's templated args)."""
+    return f"{{{{ ti.xcom_pull(task_ids='{snapshot_task_id}', map_indexes=ti.map_index)['{key}'] }}}}"

@@ -1,0 +1,1 @@
+"""Hooks: ZooKeeperHook (connection type ``zookeeper``) and ReplicationHook (the library's steps)."""

@@ -1,0 +1,298 @@
+"""Thin operators over ReplicationHook: snapshot, commit, release, lag check, claim (failover), clean, verify.
+
+Each ``execute`` is one library call plus the Airflow-side decision (skip, fail, emit an asset event).
+XCom carries only small JSON: manifest paths, peer ids, counters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from airflow.sdk import Asset, AssetAlias, BaseOperator
+from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
+
+from hbrep_airflow.hooks.replication import ReplicationHook, default_owner, safe_name
+from hbrep_airflow.hooks.zookeeper import ZooKeeperHook
+
+PEER_ASSET_ALIAS = "hbrep-peers"
+
+
+def peer_asset_uri(cluster: str, peer_id: str) -> str:
+    """``hbrep://<cluster>/peer/<id>``: the asset updated each time a peer's positions are committed."""
+    return f"hbrep://{safe_name(cluster)}/peer/{peer_id}"
+
+
+def _run_id(context: Any) -> str:
+    return str(context["run_id"])
+
+
+def _dag_id(context: Any) -> str:
+    return str(context["ti"].dag_id)
+
+
+class _HbrepOperator(BaseOperator):
+    """Base: a ZooKeeper connection id and config overrides; ``self.hook`` is a ReplicationHook."""
+
+    def __init__(
+        self,
+        *,
+        zookeeper_conn_id: str = ZooKeeperHook.default_conn_name,
+        conf_overrides: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.zookeeper_conn_id = zookeeper_conn_id
+        self.conf_overrides = conf_overrides or {}
+
+    @property
+    def hook(self) -> ReplicationHook:
+        return ReplicationHook(self.zookeeper_conn_id, self.conf_overrides)
+
+
+class ListPeersOperator(_HbrepOperator):
+    """Return every peer id of the source cluster (the map of the per-peer branches)."""
+
+    def execute(self, context: Any) -> list[str]:
+        peers = self.hook.list_peer_ids()
+        self.log.info("Peers of %s: %s", self.hook.cluster_key, peers or "none")
+        return peers
+
+
+class SnapshotOperator(_HbrepOperator):
+    """Lease one peer and write its manifest; skip the branch when there is nothing to ship or it is busy.
+
+    Returns ``{"manifest", "result", "pyfiles", "owner", "cycle_id", "queues", ...}`` for ship and commit.
+    """
+
+    template_fields: Sequence[str] = ("peer_id",)
+
+    def __init__(self, *, peer_id: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.peer_id = peer_id
+
+    def execute(self, context: Any) -> dict[str, Any]:
+        hook = self.hook
+        owner = default_owner(_dag_id(context), _run_id(context), self.peer_id)
+        cycle_id = safe_name(f"{_run_id(context)}-{self.peer_id}")
+        outcome = hook.snapshot(self.peer_id, owner=owner, cycle_id=cycle_id)
+        if outcome["busy"]:
+            raise AirflowSkipException(f"peer {self.peer_id}: {outcome['busy']}")
+        if not outcome["queues"]:
+            hook.release(self.peer_id, owner=owner)
+            raise AirflowSkipException(f"peer {self.peer_id}: nothing to ship (no queue has unshipped data)")
+        self.log.info("Peer %s: %d queue(s) to ship, manifest %s", self.peer_id, outcome["queues"], outcome["manifest"])
+        return outcome
+
+
+class CommitOperator(_HbrepOperator):
+    """Commit what the ship job acknowledged for one peer (idempotent: a retry is a no-op).
+
+    Emits an asset event ``hbrep://<cluster>/peer/<id>`` through the ``hbrep-peers`` alias; fails
+    (without retry) when a queue failed or is stuck, after committing the others.
+    """
+
+    template_fields: Sequence[str] = ("peer_id", "snapshot_task_id")
+
+    def __init__(self, *, peer_id: str, snapshot_task_id: str, **kwargs: Any) -> None:
+        kwargs.setdefault("outlets", [AssetAlias(PEER_ASSET_ALIAS)])
+        super().__init__(**kwargs)
+        self.peer_id = peer_id
+        self.snapshot_task_id = snapshot_task_id
+
+    def execute(self, context: Any) -> dict[str, Any]:
+        ti = context["ti"]
+        snap = ti.xcom_pull(task_ids=self.snapshot_task_id, map_indexes=ti.map_index)
+        if not snap:
+            raise AirflowFailException(f"peer {self.peer_id}: no snapshot from task {self.snapshot_task_id}")
+        hook = self.hook
+        report = hook.commit(snap["manifest"], owner=snap["owner"])
+        peer = report["peers"].get(self.peer_id, {})
+        self.log.info("Peer %s committed: %s", self.peer_id, peer)
+        context["outlet_events"][AssetAlias(PEER_ASSET_ALIAS)].add(
+            Asset(peer_asset_uri(hook.cluster_name(), self.peer_id)),
+            extra={
+                "cycle_id": report["cycle_id"],
+                "entries_shipped": int(peer.get("entries_shipped", 0)),
+                "positions_advanced": int(peer.get("positions_advanced", 0)),
+            },
+        )
+        failed = [q for q in report["queues"] if q["status"] in ("failed", "stuck")]
+        if failed:
+            first = failed[0]
+            raise AirflowFailException(
+                f"peer {self.peer_id}: queue {first['queue']} {first['status']}: {first['error']}"
+                + (f" (and {len(failed) - 1} more)" if len(failed) > 1 else "")
+            )
+        return report
+
+
+class ReleaseLeaseOperator(_HbrepOperator):
+    """Release this run's lease on a peer if it still holds it (after a failed ship); else a no-op."""
+
+    template_fields: Sequence[str] = ("peer_id",)
+
+    def __init__(self, *, peer_id: str, **kwargs: Any) -> None:
+        kwargs.setdefault("trigger_rule", "all_done")
+        super().__init__(**kwargs)
+        self.peer_id = peer_id
+
+    def execute(self, context: Any) -> bool:
+        released = self.hook.release(
+            self.peer_id, owner=default_owner(_dag_id(context), _run_id(context), self.peer_id)
+        )
+        if released:
+            self.log.warning("Peer %s: released a lease the branch left behind", self.peer_id)
+        return released
+
+
+def lag_violations(status: dict[str, Any], threshold_ms: int) -> list[dict[str, Any]]:
+    """Queues of enabled peers whose replicationLag passes ``threshold_ms``, worst first."""
+    enabled = {pid for pid, p in status["peers"].items() if p["state"] == "ENABLED"}
+    over = [q for q in status["queues"] if q["peer_id"] in enabled and q["replicationLag"] > threshold_ms]
+    return sorted(over, key=lambda q: -q["replicationLag"])
+
+
+class LagCheckOperator(_HbrepOperator):
+    """Fail loudly (no retry) when any enabled peer's queue lags more than ``hbrep.lag.alert.ms``.
+
+    Returns ``{peer_id: max lag ms}`` when every queue is within the threshold.
+    """
+
+    def execute(self, context: Any) -> dict[str, int]:
+        hook = self.hook
+        status = hook.status()
+        threshold = hook.lag_alert_ms()
+        lags = {pid: int(p["replicationLag"]) for pid, p in status["peers"].items()}
+        over = lag_violations(status, threshold)
+        if over:
+            worst = over[0]
+            raise AirflowFailException(
+                f"replication lag {worst['replicationLag']} ms on queue {worst['queue']} (peer {worst['peer_id']}) "
+                f"passes hbrep.lag.alert.ms={threshold}"
+                + (f"; {len(over) - 1} more queue(s) over" if len(over) > 1 else "")
+            )
+        self.log.info("Replication lag per peer (ms): %s (alert at %d)", lags, threshold)
+        return lags
+
+
+class ClaimQueuesOperator(_HbrepOperator):
+    """One failover pass: claim the replication queues of dead region servers (``failover_once``)."""
+
+    def execute(self, context: Any) -> dict[str, Any]:
+        report = self.hook.failover()
+        for server in report["servers"]:
+            self.log.info("Dead server %s: %s %s", server["server"], server["action"], server.get("moved") or "")
+        errors = [s for s in report["servers"] if s["action"] in ("error", "no-live-server")]
+        if errors:
+            raise AirflowFailException(f"failover of {errors[0]['server']}: {errors[0]['error']}")
+        return report
+
+
+class CleanLogsOperator(_HbrepOperator):
+    """One log-cleaner pass (``clean_once``); fails when the queues could not be read (nothing deleted)."""
+
+    def execute(self, context: Any) -> dict[str, Any]:
+        report = self.hook.clean(explain=True)
+        self.log.info("Deleted %d old WAL(s), %d bytes", len(report["deleted"]), report["bytes_freed"])
+        if report["error"]:
+            raise AirflowFailException(report["error"])
+        return report
+
+
+def _ms(value: Any) -> int | None:
+    if value in (None, ""):
+        return None
+    if isinstance(value, datetime):
+        return int(value.timestamp() * 1000)
+    if isinstance(value, (int, float)):
+        return int(value)
+    text = str(value).strip()
+    if text.lstrip("-").isdigit():
+        return int(text)
+    return int(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000)
+
+
+class VerifyTargetsOperator(_HbrepOperator):
+    """The (peer, table) pairs a verify run checks: the params' peer/table/families/start/end, else all.
+
+    Time range: params ``start``/``end`` (epoch ms or ISO-8601) when given, else the run's data interval.
+    """
+
+    def execute(self, context: Any) -> list[dict[str, Any]]:
+        params = context["params"]
+        start = _ms(params.get("start"))
+        end = _ms(params.get("end"))
+        if start is None:
+            start = _ms(context.get("data_interval_start")) or 0
+        if end is None:
+            end = _ms(context.get("data_interval_end")) or 2**63 - 1
+        families = params.get("families") or None
+        if isinstance(families, str):
+            families = [f.strip() for f in families.split(",") if f.strip()]
+        targets = self.hook.verify_targets(
+            peer=params.get("peer") or None,
+            table=params.get("table") or None,
+            families=families,
+            start_ms=start,
+            end_ms=end,
+        )
+        if not targets:
+            raise AirflowSkipException("no (peer, table) pair to verify")
+        self.log.info("Verifying %s", [(t["peer_id"], t["table"]) for t in targets])
+        return targets
+
+
+class VerifyReplicationOperator(_HbrepOperator):
+    """VerifyReplication of one (peer, table) over a time range; fails when BADROWS > 0."""
+
+    template_fields: Sequence[str] = ("peer_id", "table", "families", "start_ms", "end_ms")
+
+    def __init__(
+        self, *, peer_id: str, table: str, families: list[str], start_ms: int, end_ms: int, **kwargs: Any
+    ) -> None:
+        super().__init__(**kwargs)
+        self.peer_id, self.table, self.families = peer_id, table, families
+        self.start_ms, self.end_ms = start_ms, end_ms
+
+    def execute(self, context: Any) -> dict[str, Any]:
+        report = self.hook.verify(
+            peer_id=self.peer_id,
+            table=self.table,
+            families=list(self.families or []),
+            start_ms=int(self.start_ms),
+            end_ms=int(self.end_ms),
+        )
+        bad = int(report.get("BADROWS", report.get("bad_rows", 0)))
+        self.log.info("VerifyReplication %s on peer %s: %s", self.table, self.peer_id, report)
+        if bad:
+            raise AirflowFailException(f"VerifyReplication {self.table} on peer {self.peer_id}: BADROWS={bad}")
+        return report
+
+
+class QualityCheckOperator(_HbrepOperator):
+    """The Great Expectations checks of a replicated table on its peer; fails when a check fails."""
+
+    template_fields: Sequence[str] = ("peer_id", "table", "families")
+
+    def __init__(
+        self,
+        *,
+        peer_id: str,
+        table: str,
+        families: list[str] | None = None,
+        start_ms: int | None = None,
+        end_ms: int | None = None,
+        **kwargs: Any,
+    ) -> None:
+        # start_ms/end_ms are accepted so one verify-target list maps both tasks; GX checks the whole table.
+        super().__init__(**kwargs)
+        self.peer_id, self.table, self.families = peer_id, table, families
+        self.start_ms, self.end_ms = start_ms, end_ms
+
+    def execute(self, context: Any) -> dict[str, Any]:
+        report = self.hook.quality(peer_id=self.peer_id, table=self.table, families=list(self.families or []))
+        if not report.get("success", False):
+            raise AirflowFailException(f"quality checks of {self.table} on peer {self.peer_id} failed: {report}")
+        return report
