@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, ClassVar
+
 from airflow.plugins_manager import AirflowPlugin
 
 from hbrep_airflow.ui.app import create_app
@@ -13,8 +15,10 @@ class HbrepPlugin(AirflowPlugin):
     """Replication view (peers, queue tree, lag, stuck queues, failovers) in the Airflow UI."""
 
     name = "hbrep"
-    fastapi_apps = [{"app": create_app(), "url_prefix": URL_PREFIX, "name": "hbrep replication"}]
-    external_views = [
+    fastapi_apps: ClassVar[list[dict[str, Any]]] = [
+        {"app": create_app(), "url_prefix": URL_PREFIX, "name": "hbrep replication"}
+    ]
+    external_views: ClassVar[list[dict[str, Any]]] = [
         {
             "name": "Replication",
             "href": f"{URL_PREFIX}/",
