@@ -142,6 +142,14 @@ def _znode_parent(raw: str) -> str:
     return raw
 
 
+def _digest_auth(raw: str) -> str:
+    # The message never repeats the value: it holds a password.
+    user, sep, password = raw.partition(":")
+    if raw and (not sep or not user.strip() or not password):
+        raise ValueError("must be empty or user:password with a non-empty user and password (value not shown)")
+    return raw
+
+
 def _name(raw: str) -> str:
     if not raw or "/" in raw:
         raise ValueError(f"{raw!r} must be a non-empty znode name without '/'")
@@ -196,6 +204,7 @@ VALIDATORS: dict[str, Validator] = {
     "hbase.master.logcleaner.ttl": _int(0),
     "hbase.master.cleaner.interval": _int(1),
     "hbrep.lag.alert.ms": _int(1),
+    "hbrep.zk.auth": _digest_auth,
     "hbrep.source.ship.max.attempts": _int(1),
     "hbrep.ship.lease.ms": _int(1000),
 }
