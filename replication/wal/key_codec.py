@@ -112,43 +112,47 @@ class KeyDecoder:
     def decode(self, buf: bytes, view: memoryview, start: int, end: int) -> tuple[WALKey, int]:
         """The key in ``buf[start:end]`` and its following_kv_count; CorruptWALError if it does not parse."""
         pb = self._pb
-        pb.Clear()
+        kb = buf[start:end]  # parsing bytes is cheaper than parsing a memoryview
         try:
-            pb.ParseFromString(view[start:end])
+            pb.ParseFromString(kb)  # clears the message first
         except DecodeError as exc:
             raise CorruptWALError(f"garbled WALKey: {exc}") from None
         seq = pb.log_sequence_number
         write_time = pb.write_time
         # Layout check: 0a <len> region 12 <len> table 18 <seq> 20 <write_time> [field >= 5 ...].
         cache_key = None
-        if end - start > 2 and buf[start] == 0x0A and buf[start + 1] < 0x80:
-            t = start + 2 + buf[start + 1]
-            if t + 1 < end and buf[t] == 0x12 and buf[t + 1] < 0x80:
-                v = t + 2 + buf[t + 1]
-                if v < end and buf[v] == 0x18:
-                    w = v + 1 + ((seq.bit_length() + 6) // 7 or 1)
-                    if w < end and buf[w] == 0x20:
-                        s = w + 1 + ((write_time.bit_length() + 6) // 7 or 1)
-                        if s == end or (s < end and buf[s] in _TAGS_AFTER_WRITE_TIME):
-                            cache_key = buf[start:v] + buf[s:end]
-                            hit = self._cache.get(cache_key)
-                            if hit is not None:
-                                k, count = hit
-                                return (
-                                    WALKey(
-                                        k.encoded_region_name,
-                                        k.table_name,
-                                        seq,
-                                        write_time,
-                                        dict(k.scopes) if k.scopes else {},
-                                        list(k.cluster_ids) if k.cluster_ids else [],
-                                        k.nonce_group,
-                                        k.nonce,
-                                        k.orig_sequence_number,
-                                        dict(k.extended_attributes) if k.extended_attributes else {},
-                                    ),
-                                    count,
-                                )
+        size = end - start
+        if size > 2 and kb[0] == 0x0A and kb[1] < 0x80:
+            t = 2 + kb[1]
+            if t + 1 < size and kb[t] == 0x12 and kb[t + 1] < 0x80:
+                v = t + 2 + kb[t + 1]
+                w = v + 1 + ((seq.bit_length() + 6) // 7 or 1)
+                s = w + 1 + ((write_time.bit_length() + 6) // 7 or 1)
+                if (
+                    w < size
+                    and kb[v] == 0x18
+                    and kb[w] == 0x20
+                    and (s == size or (s < size and kb[s] in _TAGS_AFTER_WRITE_TIME))
+                ):
+                    cache_key = kb[:v] + kb[s:]
+                    hit = self._cache.get(cache_key)
+                    if hit is not None:
+                        k, count = hit
+                        return (
+                            WALKey(
+                                k.encoded_region_name,
+                                k.table_name,
+                                seq,
+                                write_time,
+                                dict(k.scopes) if k.scopes else {},
+                                list(k.cluster_ids) if k.cluster_ids else [],
+                                k.nonce_group,
+                                k.nonce,
+                                k.orig_sequence_number,
+                                dict(k.extended_attributes) if k.extended_attributes else {},
+                            ),
+                            count,
+                        )
         if not pb.IsInitialized():
             raise CorruptWALError(f"WALKey misses required fields: {', '.join(pb.FindInitializationErrors())}")
         key = key_from_pb(pb)
