@@ -1,0 +1,81 @@
+"""Provider registration, the plugin's mounts, and ZooKeeperHook against a real ZooKeeper."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+
+def test_provider_info_matches_airflows_schema():
+    import importlib.resources
+
+    import jsonschema
+    from hbrep_airflow import get_provider_info
+
+    schema = json.loads(importlib.resources.files("airflow").joinpath("provider_info.schema.json").read_text())
+    info = get_provider_info()
+    jsonschema.validate(info, schema)
+    (conn_type,) = info["connection-types"]
+    assert conn_type == {
+        "connection-type": "zookeeper",
+        "hook-class-name": "hbrep_airflow.hooks.zookeeper.ZooKeeperHook",
+    }
+    from hbrep_airflow.hooks.zookeeper import ZooKeeperHook
+
+    assert ZooKeeperHook.conn_type == "zookeeper"
+
+
+def test_plugin_mounts_the_view_and_adds_a_nav_entry():
+    from hbrep_plugin import HbrepPlugin
+
+    (app,) = HbrepPlugin.fastapi_apps
+    assert app["url_prefix"] == "/hbrep"
+    routes = {route.path for route in app["app"].routes}
+    assert {"/", "/api/status"} <= routes
+    (view,) = HbrepPlugin.external_views
+    assert view["href"] == "/hbrep/" and view["name"] == "Replication"
+
+
+def test_zookeeper_hook_reads_quorum_port_parent_and_auth(monkeypatch, zk_server):
+    from hbrep_airflow.hooks.zookeeper import ZooKeeperHook
+
+    monkeypatch.setenv("AIRFLOW_CONN_ZK_TEST", f"zookeeper://alice:secret@127.0.0.1:{zk_server.port}/hbase-x")
+    hook = ZooKeeperHook("zk_test")
+    assert str(hook.cluster_key) == f"127.0.0.1:{zk_server.port}:/hbase-x"
+    assert hook.auth == "alice:secret"
+    ok, message = hook.test_connection()
+    assert not ok and "/hbase-x does not exist" in message
+    with hook.connected() as zk:
+        zk.ensure_path("/hbase-x")
+    assert hook.test_connection() == (True, f"connected to 127.0.0.1:{zk_server.port}:/hbase-x")
+
+
+def test_zookeeper_hook_json_form_and_missing_quorum(monkeypatch):
+    from hbrep_airflow.hooks.zookeeper import ZooKeeperHook
+
+    from replication.errors import HbrepError
+
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_ZK_JSON", json.dumps({"conn_type": "zookeeper", "host": "zk1,zk2", "schema": "/hbase-b"})
+    )
+    assert str(ZooKeeperHook("zk_json").cluster_key) == "zk1,zk2:2181:/hbase-b"
+    monkeypatch.setenv("AIRFLOW_CONN_ZK_EMPTY", json.dumps({"conn_type": "zookeeper", "port": 2181}))
+    with pytest.raises(HbrepError, match="connection zk_empty: no ZooKeeper quorum"):
+        _ = ZooKeeperHook("zk_empty").cluster_key
+
+
+def test_lag_violations_only_count_enabled_peers_over_the_threshold():
+    from hbrep_airflow.operators.replication import lag_violations
+
+    status = {
+        "peers": {"1": {"state": "ENABLED"}, "2": {"state": "DISABLED"}},
+        "queues": [
+            {"peer_id": "1", "queue": "rs/1", "replicationLag": 500},
+            {"peer_id": "1", "queue": "rs2/1", "replicationLag": 900},
+            {"peer_id": "1", "queue": "rs3/1", "replicationLag": 100},
+            {"peer_id": "2", "queue": "rs/2", "replicationLag": 10_000},
+        ],
+    }
+    assert [q["queue"] for q in lag_violations(status, 300)] == ["rs2/1", "rs/1"]
+    assert lag_violations(status, 1000) == []
