@@ -5,6 +5,7 @@
 - ``cluster_key``: a fresh cluster key (own znode parent) on the shared server, for code that
   uses HBase's absolute layout (``<parent>/replication/...``).
 - ``spark``: a ``local[2]`` SparkSession bound to 127.0.0.1.
+- ``pair``: per module, two embedded clusters A (3 region servers) → B (2) with small retry settings.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import os
 import sys
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -80,6 +82,53 @@ def zk(zk_server) -> Iterator[object]:
 def cluster_key(zk_server) -> str:
     """A cluster key with a znode parent of its own on the session's ZooKeeper."""
     return f"127.0.0.1:{zk_server.port}:/hbase-{uuid.uuid4().hex[:10]}"
+
+
+PAIR_CONF = {
+    "replication.source.sleepforretries": "50",
+    "replication.source.maxretriesmultiplier": "4",
+    "hbrep.source.ship.max.attempts": "4",
+    "replication.sleep.before.failover": "0",
+    "hbase.regionserver.hlog.blocksize": str(256 * 1024),
+}
+
+
+@dataclass
+class Pair:
+    """A source cluster, its peer cluster and the configuration both use."""
+
+    source: object
+    peer: object
+    source_key: object
+    peer_key: object
+    conf: object
+
+
+def new_cluster_key(zk_server, name: str) -> str:
+    """A cluster key with a fresh znode parent ``/<name>-<random>`` on the session ZooKeeper."""
+    return f"127.0.0.1:{zk_server.port}:/{name}-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture(scope="module")
+def pair(zk_server, tmp_path_factory) -> Iterator[Pair]:
+    """Two embedded clusters per test module: A (3 region servers) → B (2), small retry settings."""
+    from replication.cluster.embedded import start_cluster
+    from replication.config import Config
+    from replication.zk.cluster_key import ClusterKey
+
+    conf = Config.load(env={}, overrides=PAIR_CONF)
+    source_key, peer_key = new_cluster_key(zk_server, "hbase-a"), new_cluster_key(zk_server, "hbase-b")
+    source = start_cluster(source_key, str(tmp_path_factory.mktemp("a")), 3, conf=conf, name="a")
+    try:
+        peer = start_cluster(peer_key, str(tmp_path_factory.mktemp("b")), 2, conf=conf, name="b")
+    except BaseException:
+        source.stop()
+        raise
+    try:
+        yield Pair(source, peer, ClusterKey.parse(source_key), ClusterKey.parse(peer_key), conf)
+    finally:
+        peer.stop()
+        source.stop()
 
 
 @pytest.fixture(scope="session")

@@ -5,46 +5,23 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from support import add_peer, create_table, cycle, queue_snapshot, set_peer_state, table_state
 
 from replication.fs import get_filesystem
-from replication.source.cycle import run_cycle
+from replication.source.cycle import commit_step, run_cycle, ship_step, snapshot_step
 from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
-from replication.tables.spark_views import scan
 from replication.wal.model import Cell, CellType
 from replication.zk.client import connected
 from replication.zk.layout import ZNodePaths
-from replication.zk.peer_storage import ReplicationPeerConfig, ReplicationPeerStorage
 from replication.zk.queue_storage import ReplicationQueueStorage
 
 pytestmark = pytest.mark.slow
 
 
-def create_table(cluster, name: str, *families: tuple[str, int]) -> None:
-    fs, root = get_filesystem(cluster.root)
-    TableRegistry(fs, root).create(TableDescriptor.of(name, *[ColumnFamilyDescriptor(f, scope=s) for f, s in families]))
-
-
-def table_state(spark, cluster, table: str, families=None) -> list[tuple]:
-    with cluster.client() as client:
-        client.flush(table)
-    rows = scan(spark, cluster.root, table, families=families).collect()
-    return sorted(
-        (bytes(r.row), bytes(r.family), bytes(r.qualifier), r.timestamp, r.type, bytes(r.value)) for r in rows
-    )
-
-
 @pytest.fixture(scope="module")
 def peer_1(pair):
-    with connected(pair.source_key) as zk:
-        ReplicationPeerStorage(zk, ZNodePaths(pair.conf, parent=pair.source_key.znode_parent)).add_peer(
-            "1", ReplicationPeerConfig(cluster_key=str(pair.peer_key))
-        )
+    add_peer(pair, "1")
     return "1"
-
-
-def cycle(pair, spark, **kwargs):
-    with connected(pair.source_key) as zk:
-        return run_cycle(zk, pair.source_key, pair.conf, spark=spark, **kwargs)
 
 
 def test_puts_and_deletes_reach_the_peer_for_global_families_only(pair, peer_1, spark):
@@ -120,4 +97,69 @@ def test_table_missing_on_peer_is_a_clear_error_and_positions_stay(pair, peer_1,
     create_table(pair.peer, table, ("f1", 1))  # fix it: the next cycle completes
     report = cycle(pair, spark)
     assert all(q["status"] == "ok" for q in report.queues), report.queues
+    assert table_state(spark, pair.peer, table) == table_state(spark, pair.source, table)
+
+
+def test_disabled_peer_keeps_its_wals_and_catches_up_after_enable(pair, peer_1, spark):
+    table = f"t_{uuid.uuid4().hex[:6]}"
+    for cluster in (pair.source, pair.peer):
+        create_table(cluster, table, ("f1", 1))
+    set_peer_state(pair, "1", enabled=False)
+    try:
+        with pair.source.client() as client:
+            client.put(table, b"r1", b"f1", b"q", b"while-disabled")
+            for server in pair.source.servers:
+                client.roll_wal(server)  # the WAL holding the edit is finished now
+        before = queue_snapshot(pair).as_dict()
+        report = cycle(pair, spark)
+        assert not report.spark_job and report.queues == []
+        assert queue_snapshot(pair).as_dict() == before  # nothing dropped, nothing moved
+        assert table_state(spark, pair.peer, table) == []
+    finally:
+        set_peer_state(pair, "1", enabled=True)
+    report = cycle(pair, spark)
+    assert all(q["status"] == "ok" for q in report.queues), report.queues
+    assert table_state(spark, pair.peer, table) == table_state(spark, pair.source, table)
+
+
+def test_two_cycles_at_once_never_ship_the_same_peer_twice(pair, peer_1, spark):
+    table = f"t_{uuid.uuid4().hex[:6]}"
+    for cluster in (pair.source, pair.peer):
+        create_table(cluster, table, ("f1", 1))
+    with pair.source.client() as client:
+        client.batch(table, [Cell(f"r{i}".encode(), b"f1", b"q", 5000 + i, CellType.PUT, b"v") for i in range(50)])
+    with connected(pair.source_key) as zk:
+        first = snapshot_step(zk, pair.source_key, pair.conf, owner="cycle-one")
+        second = snapshot_step(zk, pair.source_key, pair.conf, owner="cycle-two")
+        assert first.peers == ["1"] and first.queues > 0
+        assert second.peers == [] and "cycle-one" in second.busy_peers["1"]
+        ship_step(first.manifest_path, pair.conf, spark=spark)
+        report = commit_step(zk, pair.source_key, pair.conf, first.manifest_path, owner="cycle-one")
+        assert report.peers["1"]["rows_shipped"] == 50
+        # a retried commit is a no-op: versions moved on, nothing is recorded twice
+        again = commit_step(zk, pair.source_key, pair.conf, first.manifest_path, owner="cycle-one")
+        assert all(not q["committed"] or q["commit_note"] for q in again.queues)
+        # the lease is free again
+        assert snapshot_step(zk, pair.source_key, pair.conf, owner="cycle-two").peers == ["1"]
+        commit_step(
+            zk,
+            pair.source_key,
+            pair.conf,
+            snapshot_step(zk, pair.source_key, pair.conf, owner="cycle-two").manifest_path,
+            owner="cycle-two",
+        )
+    assert table_state(spark, pair.peer, table) == table_state(spark, pair.source, table)
+
+
+def test_ship_step_through_spark_submit(pair, peer_1, spark, tmp_path):
+    table = f"t_{uuid.uuid4().hex[:6]}"
+    for cluster in (pair.source, pair.peer):
+        create_table(cluster, table, ("f1", 1))
+    with pair.source.client() as client:
+        client.put(table, b"r", b"f1", b"q", b"via-spark-submit")
+    with connected(pair.source_key) as zk:
+        outcome = snapshot_step(zk, pair.source_key, pair.conf, owner="submit", work_dir=tmp_path)
+        result = ship_step(outcome.manifest_path, pair.conf)  # spark=None: spark-submit, local[2]
+        assert [q.status for q in result.queues] == ["ok"] * len(result.queues) and result.queues
+        commit_step(zk, pair.source_key, pair.conf, outcome.manifest_path, owner="submit")
     assert table_state(spark, pair.peer, table) == table_state(spark, pair.source, table)

@@ -1,0 +1,54 @@
+"""Helpers shared by integration tests (importable as ``support``: pytest puts tests/ on sys.path)."""
+
+from __future__ import annotations
+
+from replication.fs import get_filesystem
+from replication.source.cycle import CycleReport, run_cycle
+from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
+from replication.tables.spark_views import scan
+from replication.zk.client import connected
+from replication.zk.layout import ZNodePaths
+from replication.zk.peer_storage import ReplicationPeerConfig, ReplicationPeerStorage
+from replication.zk.queue_storage import QueueSnapshot, ReplicationQueueStorage
+
+
+def create_table(cluster, name: str, *families: tuple[str, int]) -> None:
+    """Create ``name`` with (family, scope) pairs in an embedded cluster's root."""
+    fs, root = get_filesystem(cluster.root)
+    TableRegistry(fs, root).create(TableDescriptor.of(name, *[ColumnFamilyDescriptor(f, scope=s) for f, s in families]))
+
+
+def table_state(spark, cluster, table: str, families=None) -> list[tuple]:
+    """Flush, then the table as a scan returns it: sorted (row, family, qualifier, ts, type, value)."""
+    with cluster.client() as client:
+        client.flush(table)
+    rows = scan(spark, cluster.root, table, families=families).collect()
+    return sorted(
+        (bytes(r.row), bytes(r.family), bytes(r.qualifier), r.timestamp, r.type, bytes(r.value)) for r in rows
+    )
+
+
+def add_peer(pair, peer_id: str, peer_key=None, enabled: bool = True, **config) -> None:
+    """Add ``peer_id`` on the pair's source, pointing at ``peer_key`` (default the pair's peer)."""
+    with connected(pair.source_key) as zk:
+        ReplicationPeerStorage(zk, ZNodePaths(pair.conf, parent=pair.source_key.znode_parent)).add_peer(
+            peer_id, ReplicationPeerConfig(cluster_key=str(peer_key or pair.peer_key), **config), enabled=enabled
+        )
+
+
+def set_peer_state(pair, peer_id: str, enabled: bool) -> None:
+    with connected(pair.source_key) as zk:
+        ReplicationPeerStorage(zk, ZNodePaths(pair.conf, parent=pair.source_key.znode_parent)).set_peer_state(
+            peer_id, enabled
+        )
+
+
+def cycle(pair, spark, **kwargs) -> CycleReport:
+    """One ship cycle of the pair's source, the Spark job in the shared session."""
+    with connected(pair.source_key) as zk:
+        return run_cycle(zk, pair.source_key, pair.conf, spark=spark, **kwargs)
+
+
+def queue_snapshot(pair) -> QueueSnapshot:
+    with connected(pair.source_key) as zk:
+        return ReplicationQueueStorage(zk, ZNodePaths(pair.conf, parent=pair.source_key.znode_parent)).snapshot()
