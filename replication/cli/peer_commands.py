@@ -10,13 +10,13 @@ import click
 from kazoo.client import KazooClient
 
 from replication.cli.common import CliContext, emit_json, json_option, pass_context
-from replication.errors import HbrepError
 from replication.zk.client import connect
 from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import (
     ReplicationPeerConfig,
     ReplicationPeerStorage,
     format_table_cfs,
+    parse_namespaces,
     parse_table_cfs,
 )
 
@@ -65,7 +65,7 @@ def add_peer(
 ) -> None:
     """Add a peer cluster; queues then track edits for it (refused when its id's old queues remain)."""
     cfs = parse_table_cfs(table_cfs) if table_cfs else None
-    spaces = {n.strip() for n in namespaces.split(",") if n.strip()} if namespaces else None
+    spaces = parse_namespaces(namespaces) if namespaces else None
     config = ReplicationPeerConfig(
         cluster_key=cluster_key,
         replicate_all=cfs is None and spaces is None,
@@ -211,11 +211,11 @@ def failover(click_ctx: click.Context, once: bool, as_json: bool) -> None:
 @pass_context
 def claim(ctx: CliContext, dead_server: str, claimer: str, wait: float, force: bool, as_json: bool) -> None:
     """Claim DEAD_SERVER's queues for SERVER under the reference guide's lock protocol."""
+    from replication.wal.names import ServerName
     from replication.zk.claim import claim_queues, lock_owner
-    from replication.zk.queue_info import ReplicationQueueInfo
 
-    if not ReplicationQueueInfo.parse(f"x-{dead_server}").dead_region_servers:
-        raise HbrepError(f"bad server name {dead_server!r}: expected host,port,startcode")
+    ServerName.parse(dead_server)  # one line naming a malformed name (InvalidWALName)
+    ServerName.parse(claimer)
     with zk_session(ctx) as (zk, paths):
         peers = ReplicationPeerStorage(zk, paths)
         claimed = claim_queues(zk, paths, dead_server, claimer, peers.peer_exists, wait=wait, check_alive=not force)

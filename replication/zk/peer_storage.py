@@ -74,8 +74,33 @@ def parse_table_cfs(spec: str) -> dict[str, list[str]]:
             raise HbrepError(f"bad table-cfs entry {part!r}: expected [ns:]table[:cf1,cf2]")
         if not table or table.startswith(":") or table.endswith(":"):
             raise HbrepError(f"bad table-cfs entry {part!r}: empty table name")
-        result.setdefault(normalize_table(table), []).extend(c.strip() for c in cfs.split(",") if c.strip())
+        families = [c.strip() for c in cfs.split(",") if c.strip()]
+        _check_names(part, table, families)
+        result.setdefault(normalize_table(table), []).extend(families)
     return result
+
+
+def _check_names(part: str, table: str, families: list[str]) -> None:
+    """HBase refuses illegal table and family names in a peer's table-cfs (TableName.valueOf)."""
+    from replication.tables.names import TableName, validate_family_name
+
+    try:
+        TableName.parse(table)
+        for family in families:
+            validate_family_name(family, table)
+    except HbrepError as exc:
+        raise HbrepError(f"bad table-cfs entry {part!r}: {exc}") from None
+
+
+def parse_namespaces(spec: str) -> set[str]:
+    """Parse ``ns1,ns2`` (a peer's NAMESPACES); HbrepError naming a name HBase would refuse."""
+    import re
+
+    names = {n.strip() for n in spec.split(",") if n.strip()}
+    for name in sorted(names):
+        if not re.fullmatch(r"[A-Za-z0-9_]+", name):
+            raise HbrepError(f"bad namespace {name!r}: it may only contain [A-Za-z0-9_]")
+    return names
 
 
 def format_table_cfs(table_cfs: dict[str, list[str]] | None) -> str:
