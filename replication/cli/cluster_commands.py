@@ -136,13 +136,13 @@ def rs_kill(ctx: CliContext, servername: str) -> None:
 @pass_context
 def create_table(ctx: CliContext, table: str, families: tuple[str, ...]) -> None:
     """Create TABLE with FAMILY[:SCOPE]... (scope 0 = local, 1 = global/replicated)."""
-    from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor
+    from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, check_scope
 
     fams = []
     for spec in families:
         name, _, scope = spec.partition(":")
-        if scope and not scope.isdigit():
-            raise HbrepError(f"family {spec!r}: scope must be 0 or 1")
+        # Checked here, where the table is known, so the message names table and family.
+        check_scope(int(scope) if scope.isdigit() else (scope or 0), table, name)
         fams.append(ColumnFamilyDescriptor(name, scope=int(scope or 0)))
     desc = _registry(ctx).create(TableDescriptor.of(table, *fams))
     click.echo(f"created table {desc.name}: " + ", ".join(f"{f.name} (scope {f.scope})" for f in fams))

@@ -216,6 +216,10 @@ class ClusterClient:
     def flush(self, table: str | None = None) -> list[str]:
         """Flush the memstores of ``table`` (or every table) on every live server; return the new files."""
         files: list[str] = []
+        if table:
+            from replication.tables.descriptors import TableRegistry
+
+            TableRegistry(self.fs, self.root).get(table)  # UnknownTable, not a silent no-op
         request = Admin_pb2.FlushTableRequest(table=table) if table else Admin_pb2.FlushTableRequest()
         for server in self.live_servers():
             try:
