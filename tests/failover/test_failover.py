@@ -1,0 +1,143 @@
+"""Failover of dead region servers' queues and the log cleaner, on real clusters (issue: failover/cleaner)."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+import uuid
+
+import pytest
+from support import add_peer, create_table, cycle, queue_snapshot, set_peer_state, table_state
+
+from replication.cleaner import clean_once
+from replication.failover import failover_once
+from replication.wal.model import Cell, CellType
+from replication.zk.client import connected
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def peer_1(pair):
+    add_peer(pair, "1")
+    return "1"
+
+
+def failover(pair, rng=None, **overrides):
+    conf = pair.conf.with_overrides(overrides) if overrides else pair.conf
+    with connected(pair.source_key) as zk:
+        return failover_once(zk, pair.source_key, conf, rng=rng)
+
+
+def write_load(cluster, table: str, stop: threading.Event, acked: list[bytes]) -> None:
+    """Write batches of 20 rows until stopped; record the rows of every acknowledged batch."""
+    with cluster.client() as client:
+        batch_no = 0
+        while not stop.is_set():
+            rows = [f"b{batch_no:05d}-{i:02d}".encode() for i in range(20)]
+            client.batch(table, [Cell(r, b"f1", b"q", 1_000_000 + batch_no, CellType.PUT, r) for r in rows])
+            acked.extend(rows)
+            batch_no += 1
+
+
+def test_region_server_killed_during_load_then_failover_ship_equal(pair, peer_1, spark):
+    table = f"t_{uuid.uuid4().hex[:6]}"
+    for cluster in (pair.source, pair.peer):
+        create_table(cluster, table, ("f1", 1))
+    stop, acked = threading.Event(), []
+    writer = threading.Thread(target=write_load, args=(pair.source, table, stop, acked))
+    writer.start()
+    try:
+        while len(acked) < 200:
+            time.sleep(0.05)
+        victim = pair.source.servers[0]
+        pair.source.kill(victim)
+        time.sleep(0.5)
+    finally:
+        stop.set()
+        writer.join(timeout=60)
+    pair.source.wait_until_dead(victim)
+    report = failover(pair)
+    outcome = {s.server: s for s in report.servers}[victim]
+    assert outcome.action == "claimed" and outcome.claimer in pair.source.live_servers()
+    assert outcome.moved == {"1": f"1-{victim}"}
+    cycle(pair, spark)
+    snapshot = queue_snapshot(pair)
+    assert victim not in snapshot.replicators
+    assert all(not q.queue_id.startswith("1-") for q in snapshot.queues()), "drained recovered queue is deleted"
+    source_state = table_state(spark, pair.source, table)
+    assert {row for row, *_ in source_state} >= set(acked), "every acknowledged row survived the kill"
+    assert table_state(spark, pair.peer, table) == source_state
+
+
+def test_disabled_peer_keeps_its_wals_from_the_cleaner(pair, peer_1, spark):
+    table = f"t_{uuid.uuid4().hex[:6]}"
+    for cluster in (pair.source, pair.peer):
+        create_table(cluster, table, ("f1", 1))
+    set_peer_state(pair, "1", enabled=False)
+    try:
+        with pair.source.client() as client:
+            client.put(table, b"kept", b"f1", b"q", b"v")
+            client.flush(table)
+            for server in pair.source.live_servers():
+                client.roll_wal(server)
+            client.flush(table)  # every edit flushed: the rolled WALs are archived to oldWALs
+        queued = queue_snapshot(pair).all_wals()
+        conf = pair.conf.with_overrides({"hbase.master.logcleaner.ttl": 0})
+        time.sleep(0.05)
+        with connected(pair.source_key) as zk:
+            report = clean_once(zk, pair.source_key, conf, explain=True)
+        deleted = {path.rsplit("/", 1)[-1] for path in report.deleted}
+        assert not deleted & queued
+        held = [p for p, why in report.kept.items() if why.startswith("held by queue")]
+        assert held, report.kept
+    finally:
+        set_peer_state(pair, "1", enabled=True)
+    cycle(pair, spark)
+    assert table_state(spark, pair.peer, table) == table_state(spark, pair.source, table)
+
+
+def test_failover_and_cleaner_at_once_lose_nothing(pair, peer_1, spark):
+    table = f"t_{uuid.uuid4().hex[:6]}"
+    for cluster in (pair.source, pair.peer):
+        create_table(cluster, table, ("f1", 1))
+    new_server = pair.source.start_region_server()
+    with pair.source.client() as client:
+        client.batch(table, [Cell(f"r{i}".encode(), b"f1", b"q", 7000 + i, CellType.PUT, b"v") for i in range(100)])
+    pair.source.kill(new_server)
+    pair.source.wait_until_dead(new_server)
+    conf = pair.conf.with_overrides({"hbase.master.logcleaner.ttl": 0})
+    errors: list[BaseException] = []
+
+    def run(target):
+        try:
+            with connected(pair.source_key) as zk:
+                for _ in range(3):
+                    target(zk, pair.source_key, conf)
+        except BaseException as exc:  # surfaced below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(fn,)) for fn in (failover_once, clean_once)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not errors, errors
+    report = cycle(pair, spark)
+    assert all(q["status"] == "ok" for q in report.queues), report.queues
+    assert table_state(spark, pair.peer, table) == table_state(spark, pair.source, table)
+
+
+def test_failover_waits_sleep_before_failover_and_agrees_across_runs(pair, peer_1):
+    server = pair.source.start_region_server()
+    pair.source.kill(server)
+    pair.source.wait_until_dead(server)
+    first = failover(pair, **{"replication.sleep.before.failover": 60_000})
+    waiting = {s.server: s for s in first.servers}[server]
+    assert waiting.action == "waiting" and 0 < waiting.wait_ms <= 60_000
+    second = failover(pair, **{"replication.sleep.before.failover": 60_000})
+    later = {s.server: s for s in second.servers}[server]
+    assert later.first_seen_dead_ms == waiting.first_seen_dead_ms  # the mark lives in ZooKeeper
+    done = failover(pair, rng=random.Random(1))
+    assert {s.server: s for s in done.servers}[server].action in ("claimed", "nothing-to-claim")
