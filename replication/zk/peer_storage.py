@@ -20,6 +20,7 @@ from replication.zk.acl import acl_for, zk_access
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
 from replication.zk.queue_info import ReplicationQueueInfo
+from replication.zk.queue_storage import delete_queue
 
 DEFAULT_NAMESPACE = "default"
 _PEER_ID = re.compile(r"[^\s/\-]+")
@@ -258,8 +259,7 @@ class ReplicationPeerStorage:
                 raise PeerNotFound(f"peer {peer_id} does not exist")
             self.zk.delete(self.paths.peer(peer_id), recursive=True)
             for server, queue_id in self._queues_of(peer_id):
-                with contextlib.suppress(NoNodeError):
-                    self.zk.delete(self.paths.queue(server, queue_id), recursive=True)
+                delete_queue(self.zk, self.paths, server, queue_id)  # journaled (journal.py)
             with contextlib.suppress(NoNodeError):
                 self.zk.delete(f"{self.paths.hfile_refs}/{peer_id}", recursive=True)
 

@@ -9,7 +9,6 @@ trips' time, and every response is one znode's data or one node's children, far 
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -17,16 +16,25 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import NodeExistsError, NoNodeError, NotEmptyError
+from kazoo.exceptions import (
+    NoAuthError,
+    NodeExistsError,
+    NoNodeError,
+    NotEmptyError,
+    RolledBackError,
+    RuntimeInconsistency,
+)
 
 from replication.errors import HbrepError
-from replication.zk import codec
+from replication.zk import codec, journal
 from replication.zk.acl import acl_for, zk_access
 from replication.zk.layout import CVERSION_PREFIX, LOCK, ZNodePaths
+from replication.zk.multi_read import Read, multi_read
 
 log = logging.getLogger(__name__)
 
 PIPELINE_WINDOW = 2000  # requests in flight at once
+_DELETES_PER_MULTI = 1000  # ~150 bytes per delete op: ~150 KB per multi, far below jute.maxbuffer
 
 
 class QueueStorageError(HbrepError):
@@ -123,11 +131,40 @@ class ReplicationQueueStorage:
         self._acl = acl_for(zk)
 
     # -- single queue --------------------------------------------------------------------------
+    # Every change below is one multi that also adds a journal entry naming the queue (journal.py).
     def add_wal(self, server: str, queue_id: str, wal: str) -> None:
-        """Create the WAL znode (empty data = position 0) and its parents; no-op if it exists."""
-        path = self.paths.wal(server, queue_id, wal)
-        with zk_access(path), contextlib.suppress(NodeExistsError):
-            self.zk.create(path, b"", acl=self._acl, makepath=True)
+        """Create the WAL znode (empty data = position 0) and its parents; no-op if it exists.
+
+        Parents are created inside the same multi as the WAL and its journal entry (first try the
+        WAL alone; on NoNode add the queue; then the replicator), so no change escapes the journal.
+        """
+        paths = self.paths
+        path = paths.wal(server, queue_id, wal)
+        ref = journal.queue_ref(server, queue_id)
+        with zk_access(path):
+            for _ in range(10):
+                for missing in (0, 1, 2):
+                    creates = [paths.replicator(server), paths.queue(server, queue_id), path][2 - missing :]
+                    refs = [ref, journal.replicator_ref(server)] if missing else [ref]
+                    outcome = journal.commit(
+                        self.zk,
+                        paths,
+                        lambda tx, creates=creates: [tx.create(p, b"", acl=self._acl) for p in creates],
+                        refs,
+                        rs_delta=1 if missing == 2 else 0,
+                    )
+                    error = _first_error(outcome)
+                    if error is None:
+                        return
+                    if isinstance(error, NodeExistsError):
+                        if outcome[-1] is error:
+                            return  # the WAL is already queued
+                        break  # a parent appeared meanwhile: start again from the WAL alone
+                    if not isinstance(error, NoNodeError):
+                        _raise(error, path)
+                else:  # even the queues root is missing (a fresh cluster)
+                    self.zk.ensure_path(paths.queues, acl=self._acl)
+            raise QueueStorageError(f"cannot add WAL znode {path}: its parents kept changing")
 
     def set_wal_position(self, server: str, queue_id: str, wal: str, position: int) -> None:
         """Write ``PBUF`` + ReplicationHLogPosition (only when position > 0, as HBase does).
@@ -138,10 +175,15 @@ class ReplicationQueueStorage:
             return
         path = self.paths.wal(server, queue_id, wal)
         with zk_access(path):
-            try:
-                self.zk.set(path, codec.position_to_bytes(position))
-            except NoNodeError:
-                raise QueueStorageError(f"cannot set position {position}: no WAL znode {path}") from None
+            data = codec.position_to_bytes(position)
+            outcome = journal.commit(
+                self.zk, self.paths, lambda tx: tx.set_data(path, data), [journal.queue_ref(server, queue_id)]
+            )
+            error = _first_error(outcome)
+            if isinstance(error, NoNodeError):
+                raise QueueStorageError(f"cannot set position {position}: no WAL znode {path}")
+            if error is not None:
+                _raise(error, path)
 
     def get_wal_position(self, server: str, queue_id: str, wal: str) -> int:
         """The recorded position (0 for an empty znode); QueueStorageError when the WAL is not queued."""
@@ -178,14 +220,20 @@ class ReplicationQueueStorage:
                 return []
 
     def remove_queue(self, server: str, queue_id: str) -> None:
-        """Delete the queue and its WALs (recursive; no error when it is already gone)."""
-        with zk_access(self.paths.queue(server, queue_id)), contextlib.suppress(NoNodeError):
-            self.zk.delete(self.paths.queue(server, queue_id), recursive=True)
+        """Delete the queue and its WALs (journaled chunks; no error when it is already gone)."""
+        with zk_access(self.paths.queue(server, queue_id)):
+            delete_queue(self.zk, self.paths, server, queue_id)
 
     def remove_wal(self, server: str, queue_id: str, wal: str) -> None:
         """Delete one WAL znode (NoNode ignored, as ``removeWAL``)."""
-        with zk_access(self.paths.queue(server, queue_id)), contextlib.suppress(NoNodeError):
-            self.zk.delete(self.paths.wal(server, queue_id, wal))
+        path = self.paths.wal(server, queue_id, wal)
+        with zk_access(path):
+            outcome = journal.commit(
+                self.zk, self.paths, lambda tx: tx.delete(path), [journal.queue_ref(server, queue_id)]
+            )
+            error = _first_error(outcome)
+            if error is not None and not isinstance(error, NoNodeError):
+                _raise(error, path)
 
     def remove_wals_before(self, server: str, queue_id: str, wal: str, inclusive: bool) -> list[str]:
         """Delete the queue's WALs older than ``wal`` (and ``wal`` itself when inclusive); returns them."""
@@ -194,23 +242,23 @@ class ReplicationQueueStorage:
             w for w in self.get_wals_in_queue(server, queue_id) if wal_sort_key(w) < limit or (inclusive and w == wal)
         ]
         with zk_access(self.paths.queue(server, queue_id)):
-            for result in pipelined(
-                lambda w=w: self.zk.delete_async(self.paths.wal(server, queue_id, w)) for w in doomed
-            ):
-                if isinstance(result, Exception) and not isinstance(result, NoNodeError):
-                    raise QueueStorageError(f"removing WALs of {self.paths.queue(server, queue_id)}: {result!r}")
+            _delete_wals(self.zk, self.paths, server, queue_id, doomed)
         return doomed
 
     def remove_replicator_if_queue_is_empty(self, server: str) -> bool:
         """Delete ``rs/<server>`` when it has no children; True when it is gone."""
-        with zk_access(self.paths.replicator(server)):
-            try:
-                self.zk.delete(self.paths.replicator(server))
-            except NoNodeError:
-                return True
-            except NotEmptyError:
-                return False
-        return True
+        path = self.paths.replicator(server)
+        with zk_access(path):
+            outcome = journal.commit(
+                self.zk, self.paths, lambda tx: tx.delete(path), [journal.replicator_ref(server)], rs_delta=1
+            )
+        error = _first_error(outcome)
+        if error is None or isinstance(error, NoNodeError):
+            return True
+        if isinstance(error, NotEmptyError):
+            return False
+        _raise(error, path)
+        return False
 
     # -- whole tree ----------------------------------------------------------------------------
     def get_all_wals(self, max_retries: int = 100) -> set[str]:
@@ -226,11 +274,17 @@ class ReplicationQueueStorage:
                 log.info("queues root cversion changed while listing WALs; retrying")
         raise QueueStorageError(f"{self.paths.queues} kept changing over {max_retries} listings of every WAL")
 
-    def snapshot(self) -> QueueSnapshot:
-        """Every replicator → queue → WAL → (position, version), read with pipelined async calls.
+    def snapshot(self, cache: Any = None) -> QueueSnapshot:
+        """Every replicator → queue → WAL → (position, version), read with batched ``multiRead``s.
 
-        Consistent against claims in flight: repeated while the queues root's cversion moves.
+        Consistent against claims in flight: repeated while the queues root's cversion moves. With
+        ``cache`` (a :class:`replication.zk.snapshot_cache.SnapshotCache`), only the queues named by
+        newer journal entries are re-read (see snapshot_cache); the result is the same tree.
         """
+        if cache is not None:
+            from replication.zk.snapshot_cache import incremental_snapshot
+
+            return incremental_snapshot(self, cache).snapshot
         with zk_access(self.paths.queues):
             for _ in range(100):
                 before = self._rs_cversion()
@@ -249,39 +303,129 @@ class ReplicationQueueStorage:
         return None if stat is None else stat.cversion
 
     def _list_tree(self, with_data: bool) -> tuple[list[str], list[QueueState]]:
-        zk, paths = self.zk, self.paths
         try:
-            servers = sorted(filter(is_replicator, zk.get_children(paths.queues)))
+            servers = sorted(filter(is_replicator, self.zk.get_children(self.paths.queues)))
         except NoNodeError:
             return [], []
-        listed = pipelined(lambda s=s: zk.get_children_async(paths.replicator(s)) for s in servers)
-        pairs = [
-            (server, queue_id)
-            for server, children in zip(servers, listed, strict=True)
-            if not isinstance(children, NoNodeError)
-            for queue_id in sorted(filter(is_queue_id, _ok(children, paths.replicator(server))))
-        ]
-        queue_lists = pipelined(lambda p=p: zk.get_children_async(paths.queue(*p), include_data=True) for p in pairs)
+        listed = self.list_replicators(servers)
+        pairs = [(s, q) for s in servers for q in listed.get(s) or ()]
+        return servers, self.read_queues(pairs, with_data=with_data)
+
+    def list_replicators(self, servers: list[str]) -> dict[str, list[str] | None]:
+        """The queue ids of each server in one batch of reads (None for a replicator that is gone)."""
+        paths = self.paths
+        listed = multi_read(self.zk, [Read("children", paths.replicator(s), 64) for s in servers])
+        out: dict[str, list[str] | None] = {}
+        for server, children in zip(servers, listed, strict=True):
+            if isinstance(children, NoNodeError):
+                out[server] = None
+            else:
+                out[server] = sorted(filter(is_queue_id, _ok(children, paths.replicator(server))))
+        return out
+
+    def read_queues(self, pairs: list[tuple[str, str]], with_data: bool = True) -> list[QueueState]:
+        """Read these queues (their stat, WAL names and, ``with_data``, every position) in batched reads.
+
+        Queues that are gone are left out. The queue's own stat comes from a getData on the queue
+        znode (multiRead allows getChildren but not getChildren2). Every WAL's data is read: a
+        getChildren carries names only, never the children's stats, so there is no way to skip the
+        WALs whose dataLength is 0 (position 0) without asking for each of them anyway.
+        """
+        zk, paths = self.zk, self.paths
+        ops = []
+        for server, queue_id in pairs:
+            queue_path = paths.queue(server, queue_id)
+            ops.append(Read("data", queue_path))
+            ops.append(Read("children", queue_path, 512))
+        results = multi_read(zk, ops)
         queues: list[QueueState] = []
-        for (server, queue_id), result in zip(pairs, queue_lists, strict=True):
-            if isinstance(result, NoNodeError):
+        for index, (server, queue_id) in enumerate(pairs):
+            head, children = results[2 * index], results[2 * index + 1]
+            if isinstance(head, NoNodeError) or isinstance(children, NoNodeError):
                 continue  # claimed or removed meanwhile; the cversion check repeats the listing
-            wals, stat = _ok(result, paths.queue(server, queue_id))
+            queue_path = paths.queue(server, queue_id)
+            _, stat = _ok(head, queue_path)
             queue = QueueState(server, queue_id, stat.version, stat.cversion)
-            for wal in sorted(wals, key=wal_sort_key):
+            for wal in sorted(_ok(children, queue_path), key=wal_sort_key):
                 queue.wals[wal] = WALState(0, -1)
             queues.append(queue)
         if with_data:
-            targets = [(q, w) for q in queues for w in q.wals]
-            datas = pipelined(lambda t=t: zk.get_async(paths.wal(t[0].server, t[0].queue_id, t[1])) for t in targets)
-            for (queue, wal), result in zip(targets, datas, strict=True):
-                path = paths.wal(queue.server, queue.queue_id, wal)
+            targets = [(q, w, paths.wal(q.server, q.queue_id, w)) for q in queues for w in q.wals]
+            datas = multi_read(zk, [Read("data", t[2]) for t in targets])
+            for (queue, wal, path), result in zip(targets, datas, strict=True):
                 if isinstance(result, NoNodeError):
                     del queue.wals[wal]  # removed meanwhile (finished WAL)
                     continue
                 data, stat = _ok(result, path)
                 queue.wals[wal] = WALState(codec.parse_position(data, path), stat.version)
-        return servers, queues
+        return queues
+
+
+def delete_queue(zk: KazooClient, paths: ZNodePaths, server: str, queue_id: str) -> list[str]:
+    """Delete a queue and its WALs, each multi journaled; returns the WALs deleted ([] when gone).
+
+    WALs go in chunks far below ``jute.maxbuffer``, then the empty queue node; a WAL added meanwhile
+    (NotEmpty) is deleted in another round.
+    """
+    queue_path = paths.queue(server, queue_id)
+    removed: list[str] = []
+    for _ in range(20):
+        try:
+            wals = zk.get_children(queue_path)
+        except NoNodeError:
+            return removed
+        _delete_wals(zk, paths, server, queue_id, wals)
+        removed.extend(wals)
+        outcome = journal.commit(zk, paths, lambda tx: tx.delete(queue_path), [journal.queue_ref(server, queue_id)])
+        error = _first_error(outcome)
+        if error is None or isinstance(error, NoNodeError):
+            return removed
+        if not isinstance(error, NotEmptyError):
+            _raise(error, queue_path)
+    raise QueueStorageError(f"cannot delete {queue_path}: WALs kept appearing")
+
+
+def _delete_wals(zk: KazooClient, paths: ZNodePaths, server: str, queue_id: str, wals: list[str]) -> None:
+    """Delete these WAL znodes in journaled multis (a WAL already gone is re-tried without it)."""
+    ref = [journal.queue_ref(server, queue_id)]
+    remaining = list(wals)
+    for _ in range(20):
+        if not remaining:
+            return
+        failed: list[str] = []
+        for start in range(0, len(remaining), _DELETES_PER_MULTI):
+            chunk = remaining[start : start + _DELETES_PER_MULTI]
+            outcome = journal.commit(
+                zk, paths, lambda tx, chunk=chunk: [tx.delete(paths.wal(server, queue_id, w)) for w in chunk], ref
+            )
+            error = _first_error(outcome)
+            if error is None:
+                continue
+            if not isinstance(error, NoNodeError):
+                _raise(error, paths.queue(server, queue_id))
+            failed.extend(chunk)
+        if not failed:
+            return
+        # some WAL of those chunks was gone already: keep only those still present
+        present = (
+            set(zk.get_children(paths.queue(server, queue_id))) if zk.exists(paths.queue(server, queue_id)) else set()
+        )
+        remaining = [w for w in failed if w in present]
+    raise QueueStorageError(f"removing WALs of {paths.queue(server, queue_id)}: they kept changing")
+
+
+def _first_error(outcome: list[Any]) -> Exception | None:
+    """The first real failure in a multi's outcome (RolledBack/RuntimeInconsistency are its echoes)."""
+    for result in outcome:
+        if isinstance(result, Exception) and not isinstance(result, (RolledBackError, RuntimeInconsistency)):
+            return result
+    return None
+
+
+def _raise(error: Exception, path: str) -> None:
+    if isinstance(error, NoAuthError):
+        raise error
+    raise QueueStorageError(f"ZooKeeper refused a change of {path}: {type(error).__name__}")
 
 
 def _ok(result: Any, path: str) -> Any:
