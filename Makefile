@@ -11,7 +11,7 @@ export GX_ANALYTICS_ENABLED := false
 export PYSPARK_PYTHON := $(CURDIR)/$(VENV)/bin/python
 export PYSPARK_DRIVER_PYTHON := $(CURDIR)/$(VENV)/bin/python
 
-.PHONY: install test test-fast demo bench lint fmt lock proto clean up down chaos
+.PHONY: install test test-fast demo bench lint fmt lock proto clean up down chaos chromium
 
 install: $(STAMP)
 
@@ -24,7 +24,7 @@ $(STAMP): pyproject.toml constraints.txt
 	$(UV) pip install --python $(PY) -q --no-deps -e .
 	@touch $(STAMP)
 
-test: install
+test: install | chromium
 	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
 test-fast: install
@@ -58,3 +58,15 @@ lock: install
 
 clean:
 	rm -rf $(VENV) .hbrep build *.egg-info
+
+# Airflow standalone on 127.0.0.1 with ZooKeeper and the embedded clusters a -> b, DAGs unpaused.
+up: install
+	scripts/airflow-up.sh
+
+# Stop every process `make up` started.
+down:
+	scripts/airflow-down.sh
+
+# Headless Chromium for the Replication view test (tests/plugins/test_replication_view.py).
+chromium:
+	@command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)

@@ -50,6 +50,16 @@ def _conf():
 @pytest.fixture
 def replication_pair(zk_server, tmp_path, monkeypatch) -> Iterator[Replication]:
     """Source and peer embedded clusters (1 region server each) with peer ``1``; AIRFLOW_CONN_HBREP_SOURCE set."""
+    yield from _pair(zk_server, tmp_path, monkeypatch, 1)
+
+
+@pytest.fixture
+def replication_pair2(zk_server, tmp_path, monkeypatch) -> Iterator[Replication]:
+    """As ``replication_pair`` with two source region servers (one can die and the other claim)."""
+    yield from _pair(zk_server, tmp_path, monkeypatch, 2)
+
+
+def _pair(zk_server, tmp_path, monkeypatch, source_servers: int) -> Iterator[Replication]:
     from replication.cluster.embedded import start_cluster
     from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
     from replication.zk.layout import ZNodePaths
@@ -64,7 +74,7 @@ def replication_pair(zk_server, tmp_path, monkeypatch) -> Iterator[Replication]:
         TableRegistry(None, peer.root).create(
             TableDescriptor.of(TABLE, ColumnFamilyDescriptor("f"), ColumnFamilyDescriptor("g"))
         )
-        source = start_cluster(source_key, str(tmp_path / "src"), 1, conf=conf, name=f"src-{tag}")
+        source = start_cluster(source_key, str(tmp_path / "src"), source_servers, conf=conf, name=f"src-{tag}")
         try:
             TableRegistry(None, source.root).create(
                 TableDescriptor.of(TABLE, ColumnFamilyDescriptor("f", scope=1), ColumnFamilyDescriptor("g"))

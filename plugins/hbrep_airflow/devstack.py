@@ -1,0 +1,178 @@
+"""``make up`` / ``make down``: ZooKeeper, two embedded clusters (a → b, peer 1) and ``airflow standalone``.
+
+State lives in ``<state>/`` (default ``.hbrep/airflow-stack``): ``zk/`` (ZooKeeper), ``a/`` and ``b/`` (cluster
+roots), ``airflow/`` (AIRFLOW_HOME), ``stack.json`` (what was started), ``airflow.log``. ``up`` starts
+Airflow under ``setsid`` so ``down`` can stop its whole session (scheduler, api-server, triggerer, workers)
+with SIGTERM, and stops the region servers and ZooKeeper it started.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+DAG_IDS = ("hbrep_ship", "hbrep_failover", "hbrep_log_cleaner", "hbrep_verify")
+REPO = Path(__file__).resolve().parents[2]
+
+
+def airflow_env(state: Path, source_key: str, port: int) -> dict[str, str]:
+    """The environment of every Airflow process of the stack (loopback only, 4 workers)."""
+    quorum, zk_port, parent = source_key.rsplit(":", 2)
+    env = dict(os.environ)
+    env.update(
+        {
+            "AIRFLOW_HOME": str(state / "airflow"),
+            "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
+            "AIRFLOW__CORE__PLUGINS_FOLDER": str(REPO / "plugins"),
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+            "AIRFLOW__CORE__PARALLELISM": "4",
+            "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
+            "AIRFLOW__API__HOST": "127.0.0.1",
+            "AIRFLOW__API__PORT": str(port),
+            "AIRFLOW__API__BASE_URL": f"http://127.0.0.1:{port}",
+            "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": "0",
+            "AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT": "0",
+            "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[2]"}),
+            "AIRFLOW_CONN_HBREP_SOURCE": json.dumps(
+                {"conn_type": "zookeeper", "host": quorum, "port": int(zk_port), "schema": parent}
+            ),
+            "HBREP_CLUSTER": source_key,
+            "PATH": str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", ""),
+            "PYTHONPATH": os.pathsep.join(p for p in (str(REPO / "plugins"), env.get("PYTHONPATH")) if p),
+            "SPARK_LOCAL_IP": "127.0.0.1",
+            "PYSPARK_PYTHON": sys.executable,
+        }
+    )
+    return env
+
+
+def _airflow(env: dict[str, str], *args: str) -> None:
+    subprocess.run([str(Path(sys.executable).parent / "airflow"), *args], env=env, check=True,
+                   stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL)  # fmt: skip
+
+
+def up(state: Path, zk_port: int, port: int) -> None:
+    """Start everything (see module doc) and print the UI address and how to log in."""
+    from replication.cluster.embedded import start_cluster
+    from replication.config import Config
+    from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
+    from replication.zk.peer_storage import ReplicationPeerConfig, ReplicationPeerStorage
+    from replication.zk.server import ZooKeeperServer
+
+    state.mkdir(parents=True, exist_ok=True)
+    zk = ZooKeeperServer(state / "zk", zk_port)
+    zk.start()
+    stack: dict[str, object] = {"zk_dir": str(state / "zk"), "zk_port": zk_port, "roots": []}
+    (state / "stack.json").write_text(json.dumps(stack))
+    keys = {name: f"127.0.0.1:{zk_port}:/hbase-{name}" for name in ("a", "b")}
+    conf = Config.load()
+    table = TableDescriptor.of("t1", ColumnFamilyDescriptor("f", scope=1))
+    for name in ("b", "a"):
+        cluster = start_cluster(keys[name], str(state / name), 2 if name == "a" else 1, conf=conf, name=name)
+        stack["roots"].append(cluster.root)  # type: ignore[union-attr]
+        (state / "stack.json").write_text(json.dumps(stack))
+        registry = TableRegistry(None, cluster.root)
+        if not registry.exists("t1"):
+            registry.create(table)
+        if name == "a":
+            peers = ReplicationPeerStorage(cluster.zk, cluster.paths)
+            if "1" not in peers.list_peer_ids():
+                peers.add_peer("1", ReplicationPeerConfig(cluster_key=keys["b"]))
+        cluster.zk.stop()  # the processes stay up; `down` stops them by their pid files
+    env = airflow_env(state, keys["a"], port)
+    _airflow(env, "db", "migrate")
+    _airflow(env, "pools", "set", "zookeeper", "4", "protects the ZooKeeper ensemble")
+    log = open(state / "airflow.log", "ab")  # noqa: SIM115 (handed to the child)
+    proc = subprocess.Popen([str(Path(sys.executable).parent / "airflow"), "standalone"], env=env, stdout=log,
+                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    stack["airflow_sid"] = proc.pid
+    (state / "stack.json").write_text(json.dumps(stack))
+    deadline = time.monotonic() + 240
+    while True:
+        url = f"http://127.0.0.1:{port}/api/v2/monitor/health"
+        with contextlib.suppress(OSError), urllib.request.urlopen(url, timeout=5) as r:
+            if r.status == 200:
+                break
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit(f"airflow standalone did not come up; see {state / 'airflow.log'}")
+        time.sleep(2)
+    for dag_id in DAG_IDS:
+        with contextlib.suppress(subprocess.CalledProcessError):
+            _airflow(env, "dags", "unpause", dag_id)
+    password_file = state / "airflow" / "simple_auth_manager_passwords.json.generated"
+    password = "?"
+    with contextlib.suppress(OSError, ValueError):
+        password = json.loads(password_file.read_text()).get("admin", "?")
+    print(f"Airflow UI:        http://127.0.0.1:{port}/   (log in as admin / {password}; file {password_file})")
+    print(f"Replication view:  http://127.0.0.1:{port}/hbrep/")
+    print(f"Source cluster a:  {keys['a']} (table t1, family f replicated to peer 1 = {keys['b']})")
+    print("Stop everything:   make down")
+
+
+def down(state: Path) -> None:
+    """Stop what ``up`` started: the Airflow session, the region servers, ZooKeeper."""
+    from replication.cluster.embedded import stop_servers
+    from replication.zk.server import ZooKeeperServer
+
+    path = state / "stack.json"
+    if not path.exists():
+        print("nothing to stop")
+        return
+    stack = json.loads(path.read_text())
+    sid = stack.get("airflow_sid")
+    if sid:
+        pids = _session_pids(int(sid))
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 30
+        while _session_pids(int(sid)) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        for pid in _session_pids(int(sid)):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+    for root in stack.get("roots", []):
+        stop_servers(root)
+    ZooKeeperServer(stack["zk_dir"], int(stack["zk_port"])).stop()
+    path.unlink()
+    print("stopped Airflow, the region servers and ZooKeeper")
+
+
+def _session_pids(sid: int) -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            if int(fields[3]) == sid:  # field 6 of /proc/<pid>/stat: session id
+                pids.append(int(entry.name))
+    return pids
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m hbrep_airflow.devstack up|down [--state DIR] [--zk-port N] [--port N]``."""
+    parser = argparse.ArgumentParser(prog="hbrep_airflow.devstack")
+    parser.add_argument("action", choices=("up", "down"))
+    parser.add_argument("--state", default=str(REPO / ".hbrep" / "airflow-stack"))
+    parser.add_argument("--zk-port", type=int, default=21810)
+    parser.add_argument("--port", type=int, default=8080)
+    args = parser.parse_args(argv)
+    state = Path(args.state).resolve()
+    if args.action == "up":
+        up(state, args.zk_port, args.port)
+    else:
+        down(state)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

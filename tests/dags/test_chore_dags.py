@@ -1,0 +1,77 @@
+"""hbrep_failover, hbrep_log_cleaner and the lag alert of hbrep_ship, run with dag.test() on embedded clusters."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from conftest import TABLE, wait_for_queue
+
+pytestmark = pytest.mark.slow
+
+
+def _dag(dag_id: str):
+    import airflow_env
+    from airflow.dag_processing.dagbag import DagBag
+
+    bag = DagBag(dag_folder=str(airflow_env.DAGS / f"{dag_id}.py"), safe_mode=False)
+    assert bag.import_errors == {}
+    dag = bag.dags[dag_id]
+    dag.deadline = None  # Airflow 3.3.2 dag.test() cannot finish runs of DAGs with deadlines (test_ship_dag.py)
+    return dag
+
+
+def _ti(run, task_id: str):
+    return next(ti for ti in run.get_task_instances() if ti.task_id == task_id)
+
+
+def test_failover_dag_claims_a_dead_servers_queue(airflow_db, replication_pair2, monkeypatch):
+    from replication.zk.queue_storage import ReplicationQueueStorage
+
+    pair = replication_pair2
+    wait_for_queue(pair)
+    extra = pair.source.servers[-1]
+    storage = ReplicationQueueStorage(pair.source.zk, pair.source.paths)
+    wals = storage.get_wals_in_queue(extra, "1")
+    assert wals
+    pair.source.kill(extra)
+    pair.source.wait_until_dead(extra)
+    monkeypatch.setenv("HBREP__replication__sleep__before__failover", "0")
+    run = _dag("hbrep_failover").test()
+    assert str(run.state) == "success"
+    report = _ti(run, "claim").xcom_pull(task_ids="claim")
+    (dead,) = [s for s in report["servers"] if s["server"] == extra]
+    assert dead["action"] == "claimed"
+    (survivor,) = pair.source.servers
+    assert dead["claimer"] == survivor
+    assert storage.get_wals_in_queue(survivor, f"1-{extra}") == wals
+    assert storage.get_all_queues(extra) == []
+
+
+def test_log_cleaner_dag_keeps_queued_wals(airflow_db, replication_pair):
+    from replication.zk.queue_storage import ReplicationQueueStorage
+
+    pair = replication_pair
+    wait_for_queue(pair)
+    run = _dag("hbrep_log_cleaner").test()
+    assert str(run.state) == "success"
+    report = _ti(run, "clean").xcom_pull(task_ids="clean")
+    assert report["error"] is None
+    queued = ReplicationQueueStorage(pair.source.zk, pair.source.paths).get_all_wals()
+    assert queued and not any(path.rsplit("/", 1)[-1] in queued for path in report["deleted"])
+
+
+def test_ship_run_fails_loudly_when_lag_passes_the_alert_threshold(airflow_db, replication_pair, monkeypatch):
+    pair = replication_pair
+    wait_for_queue(pair)
+    with pair.source.client() as client:
+        client.put(TABLE, b"late", b"f", b"q", b"v")
+    pair.peer.stop()  # the peer is down: nothing can be shipped, lag grows
+    time.sleep(0.05)
+    monkeypatch.setenv("HBREP__hbrep__lag__alert__ms", "1")
+    run = _dag("hbrep_ship").test()
+    states = {(ti.task_id, ti.map_index): str(ti.state) for ti in run.get_task_instances()}
+    assert str(run.state) == "failed", states
+    assert states[("lag_alert", -1)] == "failed"
+    assert states[("peer.commit", 0)] == "failed"  # the failed queue is named there
+    assert states[("peer.release", 0)] == "success"  # lease not left behind
