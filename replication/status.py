@@ -18,15 +18,17 @@ from replication.metrics import MetricsStore
 from replication.source import lease
 from replication.source.manifest import WalTask
 from replication.source.snapshot import open_source
+from replication.source.wal_locator import WalLocator
 from replication.source.wal_reader import order_wals
-from replication.wal.names import find_wal
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.peer_storage import ReplicationPeerStorage, format_table_cfs
 from replication.zk.queue_info import ReplicationQueueInfo
 from replication.zk.queue_storage import ReplicationQueueStorage
 
 
-def _first_unshipped(fs, root: str, servers: list[str], wals: list[WalTask]) -> tuple[int | None, int, str | None]:
+def _first_unshipped(
+    fs, locator: WalLocator, servers: list[str], wals: list[WalTask]
+) -> tuple[int | None, int, str | None]:
     """(write time of the first unshipped entry or None, pending bytes, error) over WALs in read order."""
     from replication.wal.reader import open_wal
 
@@ -34,7 +36,7 @@ def _first_unshipped(fs, root: str, servers: list[str], wals: list[WalTask]) -> 
     first_time: int | None = None
     for group in order_wals(wals):
         for wal in group:
-            path = find_wal(fs, root, wal.name, servers=servers)
+            path = locator.find(wal.name, servers)
             if path is None:
                 continue
             length = fs.status(path).length
@@ -76,6 +78,7 @@ def replication_status(zk: KazooClient, key: ClusterKey, conf: Config, now_ms: i
             "stuck_queues": 0,
             "lease": lease.holder(zk, source.paths, peer_id),
         }
+    locator = WalLocator(source.fs, source.root)
     queues = []
     for state in snapshot.queues():
         info = ReplicationQueueInfo.parse(state.queue_id)
@@ -83,7 +86,7 @@ def replication_status(zk: KazooClient, key: ClusterKey, conf: Config, now_ms: i
         metrics = stored["queues"].get(qkey, {})
         wals = [WalTask(name, None, ws.position, ws.version) for name, ws in state.wals.items()]
         servers = [state.server, *info.dead_region_servers]
-        first_time, pending, read_error = _first_unshipped(source.fs, source.root, servers, wals)
+        first_time, pending, read_error = _first_unshipped(source.fs, locator, servers, wals)
         lag = 0 if first_time is None else max(0, now - first_time)
         shipped_at = int(metrics.get("lastShippedWriteTime", 0))
         alive = state.server in live

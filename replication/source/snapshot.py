@@ -20,7 +20,8 @@ from kazoo.client import KazooClient
 from replication.config import Config
 from replication.fs import FileSystem, get_filesystem
 from replication.source.manifest import Manifest, PeerTask, QueueTask, WalTask
-from replication.wal.names import find_wal, wal_group_id, wal_start_timestamp
+from replication.source.wal_locator import WalLocator
+from replication.wal.names import wal_group_id, wal_start_timestamp
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import ReplicationPeerStorage
@@ -132,6 +133,7 @@ def build_manifest(
     peers = {pid: read_peer(pid, peers_storage, conf) for pid in selected if peers_storage.peer_exists(pid)}
     snapshot = queue_snapshot or ReplicationQueueStorage(zk, source.paths).snapshot()
     live = set(zk.get_children(source.paths.rs)) if zk.exists(source.paths.rs) else set()
+    locator = WalLocator(source.fs, source.root)
     queues: list[QueueTask] = []
     for state in snapshot.queues():
         info = ReplicationQueueInfo.parse(state.queue_id)
@@ -141,7 +143,7 @@ def build_manifest(
         wals = []
         for name in _ordered_wals(list(state.wals)):
             wal_state = state.wals[name]
-            path = find_wal(source.fs, source.root, name, servers=servers)
+            path = locator.find(name, servers)
             wals.append(WalTask(name, path, wal_state.position, wal_state.version))
         task = QueueTask(
             replicator=state.server,
