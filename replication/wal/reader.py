@@ -277,7 +277,10 @@ class WALReader:
                 # --- one entry: varint32 key length, WALKey, following_kv_count cells ---
                 entry_end = -1
                 # A key under 128 bytes has the usual one-byte length.
-                parsed = (buf[off], off + 1) if off < n and buf[off] < 0x80 else decode_varint(buf, off)
+                try:
+                    parsed = (buf[off], off + 1) if off < n and buf[off] < 0x80 else decode_varint(buf, off)
+                except ValueError:
+                    self._corrupt(at, "the WALKey length is not a varint (more than 10 bytes)")
                 if parsed is not None:
                     klen, kstart = parsed
                     kend = kstart + klen
@@ -369,7 +372,10 @@ class WALReader:
             if n - at < 8 and TRAILER_TAIL.startswith(data[at:n]):
                 break
             try:
-                parsed = decode_varint(data, at, n)
+                try:
+                    parsed = decode_varint(data, at, n)
+                except ValueError:
+                    raise CorruptWALError("the WALKey length is not a varint (more than 10 bytes)") from None
                 if parsed is None or parsed[0] + parsed[1] > n:
                     raise ShortInput
                 kstart, kend = parsed[1], parsed[1] + parsed[0]

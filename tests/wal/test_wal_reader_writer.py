@@ -275,3 +275,14 @@ def test_empty_key_at_the_very_end_is_corruption_not_a_crash(tmp_path: Path) -> 
     path.write_bytes(path.read_bytes() + b"\x00" * 9)  # a zero-length WALKey, then zeros
     with pytest.raises(CorruptWALError, match=rf"corrupt entry at offset {ends[0]}: WALKey misses required"):
         list(open_wal(str(path)))
+
+
+def test_overlong_varint_length_is_corruption(tmp_path: Path) -> None:
+    path = tmp_path / "w"
+    ends = _write(path, [simple_entry(0)], close=False)
+    path.write_bytes(path.read_bytes() + b"\xff" * 12)  # a key length that never ends
+    with pytest.raises(CorruptWALError, match=rf"corrupt entry at offset {ends[0]}: the WALKey length is not a varint"):
+        list(open_wal(str(path)))
+    path.write_bytes(path.read_bytes()[: ends[0] + 5])  # a few such bytes at the end: a torn tail
+    reader = open_wal(str(path))
+    assert [r.entry for r in reader] == [simple_entry(0)] and reader.truncated_tail_bytes == 5
