@@ -24,10 +24,14 @@ from replication.source.metrics import SourceMetrics
 from replication.source.sink_manager import ReplicationSinkManager
 from replication.source.throttler import ReplicationThrottler
 from replication.source.wal_reader import ReplicationSourceWALReader, WALMissing, ZeroLengthWAL
+from replication.wal.errors import WALError
 
 LOG = logging.getLogger(__name__)
 
-STUCK_ERRORS = (WALMissing, ZeroLengthWAL)
+# A queue is stuck (not merely failed) when its WAL itself is the problem: retrying cannot help until an
+# operator acts. Corrupt or unsupported (compressed/encrypted) WALs belong here, as in HBase where the
+# reader keeps failing on the same file.
+STUCK_ERRORS = (WALMissing, ZeroLengthWAL, WALError)
 
 
 def manifest_conf(manifest: Manifest) -> Config:
