@@ -82,6 +82,10 @@ DEFAULTS: dict[str, str] = {
     "hbase.separate.oldlogdir.by.regionserver": "false",
     "hbase.hregion.memstore.flush.size": "134217728",
     "hbase.regionserver.optionalcacheflushinterval": "3600000",
+    # region server RPC: bind address, advertised host name, port (0 = any free port, the embedded default)
+    "hbase.regionserver.ipc.address": "127.0.0.1",
+    "hbase.regionserver.hostname": "",
+    "hbase.regionserver.port": "0",
     # master chores
     "hbase.master.logcleaner.ttl": "600000",
     "hbase.master.cleaner.interval": "600000",
@@ -201,6 +205,7 @@ VALIDATORS: dict[str, Validator] = {
     "hbase.separate.oldlogdir.by.regionserver": _bool,
     "hbase.hregion.memstore.flush.size": _int(1),
     "hbase.regionserver.optionalcacheflushinterval": _int(0),
+    "hbase.regionserver.port": _int(0, 65535),
     "hbase.master.logcleaner.ttl": _int(0),
     "hbase.master.cleaner.interval": _int(1),
     "hbrep.lag.alert.ms": _int(1),

@@ -1,6 +1,7 @@
 """HRegionServer: one process of the embedded cluster (``python -m replication.cluster.regionserver``).
 
-Start-up, in this order: bind the gRPC port on 127.0.0.1 (server name = ``127.0.0.1,<port>,<start ms>``),
+Start-up, in this order: bind the gRPC port on ``hbase.regionserver.ipc.address`` (default 127.0.0.1;
+server name = ``<hbase.regionserver.hostname or 127.0.0.1>,<port>,<start ms>``),
 open the first WAL (registered in every peer's queue before anything is written to it), write the pid
 file ``<root>/.hbrep/rs/<servername>.pid``, then create the ephemeral ``<parent>/rs/<servername>`` znode.
 
@@ -116,8 +117,13 @@ class HRegionServer:
         """Bind the RPC port, open the first WAL, register as live; return the server name."""
         from replication.cluster.service import build_server
 
-        self.grpc_server, port = build_server(self, f"{LOOPBACK}:0")
-        self.server_name = f"{LOOPBACK},{port},{self.start_code}"
+        # Bind to hbase.regionserver.ipc.address (loopback by default) and advertise
+        # hbase.regionserver.hostname (HBase's keys); port 0 = a free port (embedded clusters).
+        bind = self.conf.get_str("hbase.regionserver.ipc.address", LOOPBACK) or LOOPBACK
+        port_wanted = self.conf.get_int("hbase.regionserver.port", 0)
+        self.grpc_server, port = build_server(self, f"{bind}:{port_wanted}")
+        advertised = (self.conf.get_str("hbase.regionserver.hostname", "") or LOOPBACK).lower()
+        self.server_name = f"{advertised},{port},{self.start_code}"
         self.zk.ensure_path(self.paths.peers)
         self.zk.ensure_path(self.paths.rs)
         self.wal = FSHLog(
@@ -223,6 +229,7 @@ class HRegionServer:
         Raises UnknownFamily naming the table and family, or ClusterError for a bad cell type.
         """
         out: list[Cell] = []
+        known: set[bytes] = set()  # families already checked in this request (profiled hot path)
         for cell in cells:
             if cell.type not in VALID_TYPES:
                 raise ClusterError(f"table {desc.name}: cell type {cell.type} of row {cell.row!r} is not a mutation")
@@ -232,7 +239,9 @@ class HRegionServer:
                 for fam in desc.families.values():
                     out.append(Cell(cell.row, fam.name_bytes, b"", ts, int(CellType.DELETE_FAMILY)))
                 continue
-            desc.family(cell.family)  # UnknownFamily
+            if cell.family not in known:
+                desc.family(cell.family)  # UnknownFamily
+                known.add(cell.family)
             if ts != cell.timestamp:
                 cell = Cell(cell.row, cell.family, cell.qualifier, ts, cell.type, cell.value, cell.tags)
             out.append(cell)

@@ -94,3 +94,24 @@ def test_bad_token_and_unreachable_sink(embedded):
         client.replicate(_batch(), str(SOURCE))
     with SinkClient(f"127.0.0.1:{free_port()}", "x", timeout_s=2) as client, pytest.raises(SinkUnavailable):
         client.replicate(_batch(), str(SOURCE))
+
+
+def test_region_server_binds_and_advertises_from_config(zk_server, tmp_path):
+    """hbase.regionserver.ipc.address / hbase.regionserver.hostname (HBase's keys) decide bind and name."""
+    import psutil
+
+    from replication.cluster.embedded import server_pids, start_cluster
+    from replication.config import Config
+
+    key = f"127.0.0.1:{zk_server.port}:/hbase-bind-{tmp_path.name[-6:]}"
+    conf = Config.load(env={}, overrides={"hbase.regionserver.hostname": "LocalHost"})
+    with start_cluster(key, str(tmp_path / "root"), 1, conf=conf, name="bind") as cluster:
+        (server,) = cluster.servers
+        host, port, _ = server.split(",")
+        assert host == "localhost"  # lower-cased, as ServerName does
+        pid = server_pids(cluster.root)[server]
+        listening = {c.laddr for c in psutil.Process(pid).net_connections(kind="tcp") if c.status == "LISTEN"}
+        # gRPC may bind an IPv4-mapped IPv6 socket; either way only 127.0.0.1 is listened on
+        assert {(addr.ip.removeprefix("::ffff:"), addr.port) for addr in listening} == {("127.0.0.1", int(port))}
+        with cluster.client() as client:
+            assert client.live_servers() == [server]
