@@ -74,7 +74,13 @@ def snapshot_step(
             holder = lease.holder(zk, source.paths, peer_id) or {}
             busy[peer_id] = f"another cycle ({holder.get('owner', '?')}) is shipping peer {peer_id}"
             LOG.warning("Skipping peer %s: %s", peer_id, busy[peer_id])
-    manifest = build_manifest(zk, source, conf, peer_ids=leased, cycle_id=cycle_id)
+    try:
+        manifest = build_manifest(zk, source, conf, peer_ids=leased, cycle_id=cycle_id)
+    except BaseException:
+        # A snapshot that cannot be taken (e.g. a garbled position znode) must not keep the peers leased.
+        for peer_id in leased:
+            lease.release(zk, source.paths, peer_id, owner)
+        raise
     folder = Path(work_dir or work_dir_for(conf)) / manifest.cycle_id
     folder.mkdir(parents=True, exist_ok=True)
     path = str(folder / "manifest.json")

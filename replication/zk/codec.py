@@ -52,7 +52,10 @@ def parse_position(data: bytes | None, what: str = "WAL position") -> int:
     if data.startswith(PB_MAGIC):
         return _parse(ZooKeeper_pb2.ReplicationHLogPosition, data, what).position
     if len(data) == 8:
-        return int.from_bytes(data, "big", signed=True)
+        value = int.from_bytes(data, "big", signed=True)
+        if value < 0:  # HBase would seek to it and fail later; a negative offset is garbage
+            raise BadZNodeData(f"{what}: negative position {value} (8-byte long)")
+        return value
     if data.isdigit():
         return int(data)
     raise BadZNodeData(f"{what}: {len(data)} bytes that are neither PBUF, an 8-byte long nor a decimal")

@@ -29,7 +29,7 @@ from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import ReplicationPeerConfig, ReplicationPeerStorage
 from replication.zk.queue_storage import ReplicationQueueStorage
 from tests.badinput.conftest import SMALL_CONF
-from tests.badinput.helpers import hbrep
+from tests.badinput.helpers import error_line, hbrep
 
 pytestmark = pytest.mark.slow
 
@@ -258,3 +258,33 @@ def test_peer_without_the_table_fails_the_queue_naming_it(setup):
     queue = setup.status[f"{setup.replicator}/{scenario.queue_id}"]
     assert queue["status"] == "failed" and queue["stuck"] and "only_on_source" in queue["error"]
     assert setup.after[setup.replicator][scenario.queue_id] == setup.before[setup.replicator][scenario.queue_id]
+
+
+@pytest.mark.parametrize(
+    ("data", "why"),
+    [
+        (b"garbage", "7 bytes that are neither PBUF, an 8-byte long nor a decimal"),
+        (b"\xff" * 8, "negative position -1 (8-byte long)"),
+        (b"PBUF\xff\xff", "bad ReplicationHLogPosition protobuf after PBUF"),
+    ],
+)
+def test_garbage_in_a_position_znode_is_reported_with_the_znode(setup, data, why):
+    scenario = setup.scenarios["zero"]
+    znode = setup.paths.wal(setup.replicator, scenario.queue_id, scenario.wal)
+    with connected(setup.key) as zk:
+        original, _ = zk.get(znode)
+        zk.set(znode, data)
+        try:
+            c = ("--cluster", str(setup.key))
+            # The ship's incremental snapshot re-reads a queue when its journal says so, and everything at
+            # least every full interval; a hand edit (no journal entry) shows at the next full read, which
+            # 0 forces here. Until then the version-guarded commit cannot overwrite the edited znode.
+            full = {**ENV, "HBREP__hbrep__replication__snapshot__full__interval__ms": "0"}
+            for args in (("queues",), ("status", "replication", "--json"), ("ship", "--once")):
+                line = error_line(hbrep(*c, *args, env=full))
+                assert line.startswith(f"hbrep: error: {znode}: {why}"), (args, line)
+            assert zk.get(znode)[0] == data  # nothing rewrote it (no silent restart from 0)
+            assert zk.exists(f"{setup.paths.replication}/hbrep-leases/1") is None  # the failed ship left no lease
+        finally:
+            zk.set(znode, original)
+    assert setup.queues() == setup.after  # every other queue and position is as the last cycle left it
