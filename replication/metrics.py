@@ -27,7 +27,7 @@ class MetricsStore:
         self.path = fs.join(root, METRICS_FILE)
 
     def load(self) -> dict[str, Any]:
-        """``{"queues": {queue_key: {...}}, "cycles": [...], "failovers": [...]}`` ({} parts when new)."""
+        """``{"queues": {key: {...}}, "cycles": [...], "failovers": [...], "checks": {...}}`` (empty parts when new)."""
         try:
             data = json.loads(self.fs.read_range(self.path, 0).decode("utf-8"))
         except Exception:
@@ -35,6 +35,7 @@ class MetricsStore:
         data.setdefault("queues", {})
         data.setdefault("cycles", [])
         data.setdefault("failovers", [])
+        data.setdefault("checks", {})
         return data
 
     def _save(self, data: dict[str, Any]) -> None:
@@ -65,6 +66,14 @@ class MetricsStore:
         """Append a failover event (dead server, claimer, queues moved) to the recent list."""
         data = self.load()
         data["failovers"] = [*data["failovers"], {"at_ms": int(time.time() * 1000), **event}][-100:]
+        self._save(data)
+
+    def record_check(self, kind: str, peer_id: str, table: str, outcome: dict[str, Any]) -> None:
+        """Keep the latest ``verify`` / ``quality`` outcome of (peer, table)."""
+        data = self.load()
+        data["checks"][f"{kind}/{peer_id}/{table}"] = {
+            "kind": kind, "peer_id": peer_id, "table": table, "at_ms": int(time.time() * 1000), **outcome,
+        }  # fmt: skip
         self._save(data)
 
     def forget_queue(self, key: str, carry_to: str | None = None) -> None:
