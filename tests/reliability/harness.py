@@ -214,3 +214,68 @@ def wait_for(predicate, timeout: float = 30.0, what: str = "condition") -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
         time.sleep(0.05)
+
+
+# -- chaos helpers ------------------------------------------------------------------------------------
+
+
+def throttled(conf: Config, seconds: float, rows: int) -> Config:
+    """A Config whose ship path takes about ``seconds`` for ``rows`` rows (per-peer bandwidth, small batches)."""
+    row_bytes = 110  # one replicated cell of row_cells() on the wire, roughly
+    bandwidth = max(1024, int(rows * row_bytes / max(seconds, 0.1)))
+    return conf.with_overrides(
+        {"replication.source.per.peer.node.bandwidth": str(bandwidth), "replication.source.size.capacity": "2048"}
+    )
+
+
+def peer_writes(cluster: EmbeddedCluster) -> int:
+    """Mutations the cluster's live servers have applied so far (their ``write_count`` summed)."""
+    total = 0
+    with cluster.client() as client:
+        for server in cluster.servers:
+            try:
+                total += int(client.server_info(server)["write_count"])
+            except Exception:  # a server being killed right now
+                continue
+    return total
+
+
+def ensure_servers(cluster: EmbeddedCluster, count: int) -> list[str]:
+    """Start region servers until ``count`` of this cluster's processes run; return the new names."""
+    started = []
+    while len(cluster.servers) < count:
+        started.append(cluster.start_region_server())
+    return started
+
+
+def fail_over(source: EmbeddedCluster, *, timeout: float = 60.0) -> list[dict]:
+    """Run ``failover_once`` until no dead server of ``source`` has queues or WALs left; return its actions."""
+    from replication.failover import failover_once
+
+    actions: list[dict] = []
+    deadline = time.monotonic() + timeout
+    while True:
+        with connected(key_of(source)) as zk:
+            report = failover_once(zk, key_of(source), source.conf)
+        pending = [s for s in report.servers if s.action not in ("claimed", "nothing-to-claim")]
+        actions += [{"server": s.server, "action": s.action, "error": s.error} for s in report.servers]
+        if not pending:
+            return actions
+        if time.monotonic() > deadline:
+            raise AssertionError(f"failover did not finish in {timeout:.0f}s: {pending}")
+        time.sleep(0.5)
+
+
+def expire_session(zk, hosts: str) -> None:  # type: ignore[no-untyped-def]
+    """Expire ``zk``'s session: a second client opened with the same session id and password, then closed."""
+    from kazoo.client import KazooClient
+    from kazoo.protocol.states import KazooState
+
+    states: list[str] = []
+    zk.add_listener(lambda state: states.append(state))
+    session_id, password = zk.client_id
+    other = KazooClient(hosts=hosts, client_id=(session_id, password))
+    other.start(timeout=15)
+    other.stop()
+    other.close()
+    wait_for(lambda: KazooState.LOST in states, 20.0, "the session to be reported lost")
