@@ -19,7 +19,7 @@ RESULTS = BENCH_DIR / "results"
 REPORT = BENCH_DIR.parent / "BENCHMARKS.md"
 
 # Module names under bench/, in the order they run.
-BENCHMARKS: list[str] = ["zk_claim", "ingest", "wal_reader", "verify"]
+BENCHMARKS: list[str] = ["zk_claim", "zk_snapshot", "ingest", "wal_reader", "verify"]
 
 
 def machine() -> str:

@@ -99,9 +99,15 @@ def run(quick: bool) -> dict:
         ratios["claim of ~10,000 WALs vs the 5 s target"] = big[0] / 5.0
     ratios["snapshot: WAL znodes read per second"] = wal_count / snap_s
     notes.append(
-        "Claim = lock + one multi per queue (chunked at 256 KiB, far below jute.maxbuffer) + final "
-        "multi deleting the lock and the dead server's znode; WAL positions read with pipelined get_async. "
-        "Snapshot = pipelined get_children/get_async with up to 2,000 requests in flight."
+        "Claim = lock + per queue: WAL positions read with batched multiRead (OpCode 22, up to 2,000 ops per "
+        "request), then chunk multis of up to 512 KiB (half of jute.maxbuffer), 4 pipelined, each with a "
+        "change-journal entry; a final multi deletes the lock and the dead server's znode. "
+        "Snapshot and get_all_wals = multiRead batches level by level (replicators, queues, WAL positions)."
+    )
+    notes.append(
+        "Before (kazoo get_async per znode, 256 KiB sequential multis; pyinstrument: 60% of the claim and "
+        "80% of the snapshot in kazoo's per-request wake-up socket send): claim 9,999 WALs 6.95 s, snapshot "
+        "of 30,000 WALs 24.4 s (~1,230 znodes/s), get_all_wals 3.0 s."
     )
     return {
         "title": TITLE,

@@ -16,6 +16,7 @@ from kazoo.client import KazooClient
 
 from replication.source.manifest import Manifest, QueueResult
 from replication.zk.codec import position_to_bytes
+from replication.zk.journal import add_entry, queue_ref
 from replication.zk.layout import ZNodePaths
 
 LOG = logging.getLogger(__name__)
@@ -57,6 +58,7 @@ def commit_queue(zk: KazooClient, paths: ZNodePaths, result: QueueResult) -> Que
         record.committed = True
         record.note = "nothing to record"
         return record
+    add_entry(tx, zk, paths, [queue_ref(result.replicator, result.queue_id)])  # the change journal (zk/journal.py)
     outcomes = tx.commit()
     failures = [o for o in outcomes if isinstance(o, Exception)]
     if failures:

@@ -131,7 +131,13 @@ def build_manifest(
     peers_storage = ReplicationPeerStorage(zk, source.paths)
     selected = peer_ids if peer_ids is not None else peers_storage.list_peer_ids()
     peers = {pid: read_peer(pid, peers_storage, conf) for pid in selected if peers_storage.peer_exists(pid)}
-    snapshot = queue_snapshot or ReplicationQueueStorage(zk, source.paths).snapshot()
+    if queue_snapshot is None:  # incremental: re-reads only the queues the journal names (zk/snapshot_cache.py)
+        from replication.zk.snapshot_cache import cycle_snapshot
+
+        queue_snapshot = cycle_snapshot(
+            ReplicationQueueStorage(zk, source.paths), source.fs, source.root, conf
+        ).snapshot
+    snapshot = queue_snapshot
     live = set(zk.get_children(source.paths.rs)) if zk.exists(source.paths.rs) else set()
     locator = WalLocator(source.fs, source.root)
     queues: list[QueueTask] = []

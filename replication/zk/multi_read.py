@@ -37,6 +37,9 @@ DEFAULT_MAX_OPS = 2_000
 DEFAULT_MAX_RESPONSE_BYTES = 384 * 1024  # estimated; far below jute.maxbuffer (0xfffff)
 DEFAULT_WINDOW = 4  # batches in flight at once
 
+# Requests and ops sent by this process (benchmarks and logs; never used for decisions).
+STATS: dict[str, int] = {"requests": 0, "ops": 0}
+
 _INT = struct.Struct("!i")
 _HEADER = struct.Struct("!iBi")  # MultiHeader: type, done, err
 _STAT = struct.Struct("!qqqqiiiqiiq")
@@ -151,6 +154,8 @@ def multi_read(
         )
         async_result = zk.handler.async_result()
         zk._call(request, async_result)  # kazoo's own request path (see module doc)
+        STATS["requests"] += 1
+        STATS["ops"] += len(batch)
         pending.append(async_result)
         if len(pending) >= window:
             collect()

@@ -1,10 +1,13 @@
 """Replication queues in ZooKeeper (``ZKReplicationQueueStorage``, spec §3.1, §3.2, §3.6).
 
 ``<parent>/replication/rs/<server>/<queueId>/<wal>``, the WAL znode's data being the position.
-Bulk reads (:meth:`ReplicationQueueStorage.snapshot`, :meth:`get_all_wals`) are pipelined: many
-``*_async`` requests are in flight at once (a bounded window), so 100k znodes are read in a few round
-trips' time, and every response is one znode's data or one node's children, far below ``jute.maxbuffer``
-(a single queue would need ~15k WALs before its child list nears 1 MB).
+Bulk reads (:meth:`ReplicationQueueStorage.snapshot`, :meth:`get_all_wals`) use ZooKeeper's
+``multiRead`` (multi_read.py): up to 2,000 reads per request, a few requests in flight, one level of
+the tree at a time, so 100k znodes take ~50 requests and no response nears ``jute.maxbuffer`` (a
+single queue would need ~15k WALs before its child list nears 1 MB).
+
+Every change is one multi that also writes a change-journal entry (journal.py), so snapshots can be
+incremental (snapshot_cache.py). HBase has no journal; its znodes and values are unchanged by it.
 """
 
 from __future__ import annotations
