@@ -38,6 +38,7 @@ def airflow_env(state: Path, source_key: str, port: int) -> dict[str, str]:
             "AIRFLOW__API__HOST": "127.0.0.1",
             "AIRFLOW__API__PORT": str(port),
             "AIRFLOW__API__BASE_URL": f"http://127.0.0.1:{port}",
+            "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
             "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": "0",
             "AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT": "0",
             "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[2]"}),
