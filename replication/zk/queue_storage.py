@@ -16,7 +16,7 @@ import logging
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import (
@@ -81,9 +81,12 @@ def is_replicator(name: str) -> bool:
     return not name.startswith(CVERSION_PREFIX)
 
 
-@dataclass(frozen=True)
-class WALState:
-    """One WAL of a queue: its position and the znode version (for guarded updates)."""
+class WALState(NamedTuple):
+    """One WAL of a queue: its position and the znode version (for guarded updates).
+
+    A NamedTuple, not a dataclass: snapshots hold one per WAL (100k+), and the cache file
+    (snapshot_cache.py) serializes and rebuilds them without per-object Python code.
+    """
 
     position: int
     version: int

@@ -46,7 +46,7 @@ from replication.zk.queue_storage import (
 
 log = logging.getLogger(__name__)
 
-FORMAT = 1
+FORMAT = 2
 DEFAULT_FULL_INTERVAL_MS = 600_000
 CACHE_PATH = (".hbrep", "cache", "queue-snapshot.json")
 
@@ -64,12 +64,9 @@ class CacheState:
     snapshot: QueueSnapshot
 
     def to_bytes(self) -> bytes:
-        """JSON: the header fields plus {server: {queue: [version, cversion, [[wal, pos, ver], ...]]}}."""
-        tree = {
-            server: {
-                q.queue_id: [q.version, q.cversion, [[w, s.position, s.version] for w, s in q.wals.items()]]
-                for q in queues.values()
-            }
+        """JSON: the header fields plus {server: {queue: [version, cversion, [[wal, [pos, ver]], ...]]}}."""
+        tree = {  # WALState is a tuple: json writes [name, [position, version]] pairs with no Python loop
+            server: {q.queue_id: [q.version, q.cversion, list(q.wals.items())] for q in queues.values()}
             for server, queues in self.snapshot.replicators.items()
         }
         doc = {
@@ -95,8 +92,9 @@ class CacheState:
             states = snap.replicators.setdefault(server, {})
             for queue_id, (version, cversion, wals) in queues.items():
                 state = QueueState(server, queue_id, int(version), int(cversion))
-                for name, position, wal_version in wals:
-                    state.wals[name] = WALState(int(position), int(wal_version))
+                state.wals = {name: WALState(*pv) for name, pv in wals}
+                if not all(type(x) is int for pv in state.wals.values() for x in pv):
+                    raise ValueError(f"non-integer position in cached queue {server}/{queue_id}")
                 states[queue_id] = state
         return cls(
             parent=str(doc["parent"]),
@@ -190,7 +188,8 @@ def incremental_snapshot(
                     state = CacheState(
                         paths.parent, rs_stat.czxid, journal_stat.czxid, top, rs_stat.cversion, cached.full_ms, snap
                     )
-                    _save(cache, state)
+                    if entries or top != cached.last_seq or rs_stat.cversion != cached.rs_cversion:
+                        _save(cache, state)  # unchanged otherwise: no need to rewrite the file
                     trimmed = journal.trim(zk, paths, names, journal_keep) if trim else 0
                     return SnapshotResult(snap, "incremental", "", queues_read, len(entries), trimmed)
             log.info("queue snapshot: full read (%s)", reason)
