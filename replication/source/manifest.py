@@ -9,10 +9,11 @@ file's path.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from replication.fs import FileSystem, get_filesystem
+from replication.fs import FileSystem, LocalFileSystem, get_filesystem
 
 
 @dataclass
@@ -134,6 +135,9 @@ def write_text(location: str, text: str, fs: FileSystem | None = None) -> None:
     if fs is None:
         fs, location = get_filesystem(location)
     fs.write_atomic(location, text.encode("utf-8"))
+    if isinstance(fs, LocalFileSystem):
+        # The manifest carries the configuration (cluster token, ZooKeeper credentials): owner-only.
+        os.chmod(location, 0o600)
 
 
 def read_text(location: str, fs: FileSystem | None = None) -> str:

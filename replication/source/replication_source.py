@@ -61,7 +61,8 @@ def peer_servers_fetcher(peer: PeerTask, conf: Config) -> Callable[[], list[str]
 
         key = ClusterKey.parse(peer.cluster_key)
         try:
-            with connected(key, timeout=10.0) as zk:
+            auth = peer.config.get("configuration", {}).get("hbrep.zk.auth") or conf.get_str("hbrep.zk.auth", "")
+            with connected(key, timeout=10.0, auth=auth or None) as zk:
                 return sorted(zk.get_children(ZNodePaths(conf, parent=key.znode_parent).rs))
         except Exception as exc:  # unreachable peer ZooKeeper: no sinks this round
             LOG.warning("Cannot read region servers of peer %s (%s): %s", peer.peer_id, key, exc)

@@ -78,7 +78,9 @@ def read_peer(peer_id: str, storage: ReplicationPeerStorage, conf: Config) -> Pe
         return task
     key = ClusterKey.parse(config.cluster_key)
     try:
-        with connected(key, timeout=5.0) as peer_zk:
+        # A peer whose ZooKeeper has digest ACLs: its own credentials (peer configuration), else ours.
+        auth = config.configuration.get("hbrep.zk.auth") or conf.get_str("hbrep.zk.auth", "") or None
+        with connected(key, timeout=5.0, auth=auth) as peer_zk:
             peer_paths = ZNodePaths(conf, parent=key.znode_parent)
             task.peer_cluster_id = str(read_cluster_id(peer_zk, peer_paths))
             task.peer_root = read_cluster_info(peer_zk, peer_paths).root
