@@ -71,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
 def _register() -> None:
     from replication.cli import (
         cluster_commands,
+        demo_command,
         maintenance_commands,
         peer_commands,
         ship_commands,
@@ -88,6 +89,7 @@ def _register() -> None:
         *cluster_commands.COMMANDS,
         maintenance_commands.clean,
         *verify_commands.COMMANDS,
+        demo_command.demo,
     ):
         cli.add_command(command)
 
