@@ -1,0 +1,127 @@
+"""Child process of bench/hot_paths.py: times one hot path with whatever ``replication`` package
+PYTHONPATH puts first (the baseline tree or the current one). Prints one JSON line.
+
+    python bench/_hot_child.py filter|sink WORKDIR
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import sys
+import time
+import uuid
+
+CELLS_PER_ENTRY = 100  # a region server writes one entry per client batch (100 rows in the loads)
+VALUE = 100
+
+
+def _entries(n_entries: int, seed: int = 7):
+    from replication.wal.model import Cell, CellType, Entry, WALKey
+
+    rng = random.Random(seed)
+    value = rng.randbytes(VALUE)
+    region = b"%032x" % rng.getrandbits(128)
+    out = []
+    for e in range(n_entries):
+        ts = 1_700_000_000_000 + e
+        key = WALKey(region, b"bench", e + 1, ts, {b"f": 1})
+        cells = [
+            Cell(b"r%02d-%010d" % (j % 4, e * CELLS_PER_ENTRY + j), b"f", b"q", ts, int(CellType.PUT), value)
+            for j in range(CELLS_PER_ENTRY)
+        ]
+        out.append(Entry(key, cells))
+    return out
+
+
+def filter_loop(work: str) -> dict:
+    """Reader ship path + EntryFilter over a ~30 MB WAL of 100-cell entries; best of 5, cells per CPU second
+    (single-threaded, so CPU time is robust when other jobs share the cores)."""
+    from replication.fs import LocalFileSystem
+    from replication.source.filters import EntryFilter
+    from replication.wal.reader import open_wal
+    from replication.wal.writer import ProtobufLogWriter, encode_entry
+
+    path = os.path.join(work, "filter.wal")
+    entries = _entries(2000)
+    with ProtobufLogWriter(path) as writer:
+        for i in range(0, len(entries), 200):
+            writer.append_raw(b"".join(encode_entry(e) for e in entries[i : i + 200]))
+    cells = len(entries) * CELLS_PER_ENTRY
+    fs = LocalFileSystem()
+    best = float("inf")
+    for _ in range(5):
+        flt = EntryFilter(lambda t, f: True, uuid.uuid4(), uuid.uuid4())
+        t0 = time.process_time()
+        shipped = 0
+        for raw in open_wal(path, fs=fs).raw_entries():
+            e = flt.filter(raw.key, raw.cell_count, raw.cell_bytes)
+            shipped += e.cell_count
+        best = min(best, time.process_time() - t0)
+        assert shipped == cells, shipped
+    return {"cells": cells, "seconds": best, "cells_per_s": cells / best, "mb": os.path.getsize(path) / 2**20}
+
+
+def sink_apply(work: str) -> dict:
+    """ReplicationSink.replicate_request on an in-process region server of a 2-server peer (the other
+    one a process, so half the rows take the routing hop); requests of 20 entries x 100 cells."""
+    from replication.cluster.embedded import start_cluster
+    from replication.cluster.regionserver import HRegionServer
+    from replication.cluster.sink_client import build_request
+    from replication.config import Config
+    from replication.fs import get_filesystem
+    from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
+    from replication.wal.cell_codec import encode_cells
+    from replication.zk.server import ZooKeeperServer, free_port
+
+    zk = ZooKeeperServer(os.path.join(work, "zk"), free_port())
+    zk.start()
+    try:
+        conf = Config.load(env={})
+        key = f"127.0.0.1:{zk.port}:/hot"
+        with start_cluster(key, os.path.join(work, "root"), 1, conf=conf, name="hot") as cluster:
+            fs, root = get_filesystem(cluster.root)
+            TableRegistry(fs, root).create(TableDescriptor.of("bench", ColumnFamilyDescriptor("f", scope=1)))
+            rs = HRegionServer(key, conf)
+            rs.start()
+            try:
+                deadline = time.monotonic() + 10
+                while len(rs.live_servers) < 2 and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                entries = _entries(600, seed=11)
+                source_id = str(uuid.uuid4())
+                requests = [
+                    build_request(
+                        [(e.key, len(e.cells), encode_cells(e.cells)) for e in entries[i : i + 20]], source_id
+                    )
+                    for i in range(0, len(entries), 20)
+                ]
+                sink = rs.replication_sink()
+                sink.replicate_request(requests[0])  # warm: channels, imports
+                best = float("inf")
+                for _ in range(2):
+                    t0 = time.perf_counter()
+                    for request in requests[1:]:
+                        sink.replicate_request(request)
+                    best = min(best, time.perf_counter() - t0)
+                cells = (len(requests) - 1) * 20 * CELLS_PER_ENTRY
+            finally:
+                rs.stop(flush=False)
+    finally:
+        zk.stop()
+    return {"cells": cells, "seconds": best, "cells_per_s": cells / best, "servers": 2}
+
+
+def main() -> int:
+    import replication
+
+    mode, work = sys.argv[1], sys.argv[2]
+    result = {"filter": filter_loop, "sink": sink_apply}[mode](work)
+    result["package"] = os.path.dirname(os.path.dirname(replication.__file__))
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

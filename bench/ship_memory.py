@@ -1,0 +1,129 @@
+"""Peak memory of a ship task vs WAL size: bounded by ``replication.source.size.capacity``, not by the WAL.
+
+A source with one region server writes one WAL of each size (no roll in between); a subprocess runs
+``ship_queue`` for that queue (as a Spark Python worker would) and reports its ``ru_maxrss`` before and
+after shipping. The batch capacity is fixed at 4 MB for every WAL size.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+from bench import _support as s
+
+NAME = "ship_memory"
+TITLE = "Ship task peak memory vs WAL size (fixed batch capacity)"
+MB = 1 << 20
+CAPACITY = 4 * MB
+
+_CHILD = r"""
+import json, resource, sys, time
+from replication.source.manifest import Manifest, read_text, write_text, ShipResult
+from replication.source.replication_source import ship_queue
+import replication.cluster.sink_client, replication.wal.reader, replication.source.endpoint  # imports first
+manifest = Manifest.from_json(read_text(sys.argv[1]))
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+t0 = time.monotonic()
+results = [ship_queue(manifest, q) for q in manifest.queues]
+elapsed = time.monotonic() - t0
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+write_text(sys.argv[2], ShipResult(manifest.cycle_id, results).to_json())
+print(json.dumps({"before_kb": before, "peak_kb": peak, "seconds": elapsed,
+                  "status": [r.status for r in results],
+                  "bytes": sum(int(r.metrics.get("logReadInBytes", 0)) for r in results),
+                  "batches": sum(int(r.metrics.get("shippedBatches", 0)) for r in results)}))
+"""
+
+
+def _ship_in_subprocess(pair) -> dict:
+    from replication.source.cycle import commit_step, result_path_for, snapshot_step
+    from replication.zk.client import connected
+
+    with connected(pair.source_key) as zk:
+        outcome = snapshot_step(zk, pair.source_key, pair.conf, owner="bench-memory")
+        result_path = result_path_for(outcome.manifest_path)
+        proc = subprocess.run(
+            [sys.executable, "-c", _CHILD, outcome.manifest_path, result_path],
+            capture_output=True,
+            text=True,
+            cwd=str(s.RESULTS.parent.parent),
+        )
+        if proc.returncode != 0:
+            raise RuntimeError(f"ship subprocess failed: {proc.stderr.strip().splitlines()[-1:]}")
+        measured = json.loads(proc.stdout.strip().splitlines()[-1])
+        commit_step(zk, pair.source_key, pair.conf, outcome.manifest_path, owner="bench-memory")
+    if any(st != "ok" for st in measured["status"]):
+        raise RuntimeError(f"ship task status {measured['status']}")
+    return measured
+
+
+def run(quick: bool) -> dict:
+    """Write a WAL of each size to a 1-server source, ship it in a subprocess, record peak RSS."""
+    sizes = [16, 64] if quick else [64, 256]
+    overrides = {
+        "replication.source.size.capacity": str(CAPACITY),
+        "hbase.regionserver.hlog.blocksize": str(4096 * MB),  # no size roll during the write
+    }
+    value_size = 1000
+    measured: dict[int, dict] = {}
+    with s.replication_pair(source_rs=1, peer_rs=2, overrides=overrides) as pair:
+        server = pair.source.live_servers()[0]
+        for size in sizes:
+            with pair.source.client() as client:
+                client.roll_wal(server)  # a fresh WAL for this size
+            s.load(pair, size * MB // (value_size + 22), threads=2, batch=500, value_size=value_size, prefix=b"m")
+            wal_dir = os.path.join(pair.source.root, "WALs", server)
+            newest = max((os.path.join(wal_dir, n) for n in os.listdir(wal_dir)), key=os.path.getmtime)
+            m = _ship_in_subprocess(pair)
+            m["wal_mb"] = os.path.getsize(newest) / MB
+            measured[size] = m
+            time.sleep(0.5)
+    figures: dict[str, float | int] = {"replication.source.size.capacity (MB)": CAPACITY / MB}
+    for size, m in measured.items():
+        figures[f"{size} MB WAL: bytes read (MB)"] = m["bytes"] / MB
+        figures[f"{size} MB WAL: batches shipped"] = m["batches"]
+        figures[f"{size} MB WAL: RSS before shipping (MB)"] = m["before_kb"] / 1024
+        figures[f"{size} MB WAL: peak RSS of the ship task (MB)"] = m["peak_kb"] / 1024
+        figures[f"{size} MB WAL: peak growth while shipping (MB)"] = (m["peak_kb"] - m["before_kb"]) / 1024
+        figures[f"{size} MB WAL: ship time (s)"] = m["seconds"]
+    small, big = measured[sizes[0]], measured[sizes[-1]]
+    grow_small = max(1, small["peak_kb"] - small["before_kb"]) / 1024
+    grow_big = max(1, big["peak_kb"] - big["before_kb"]) / 1024
+    ratios = {
+        f"peak RSS {sizes[-1]} MB WAL / {sizes[0]} MB WAL": big["peak_kb"] / small["peak_kb"],
+        f"WAL size {sizes[-1]} MB / {sizes[0]} MB": sizes[-1] / sizes[0],
+        f"peak growth while shipping / batch capacity ({sizes[-1]} MB WAL)": grow_big / (CAPACITY / MB),
+        f"peak growth {sizes[-1]} MB / {sizes[0]} MB WAL": grow_big / grow_small,
+    }
+    plot = s.plot_series(
+        "ship_memory_vs_wal.png",
+        f"Ship task peak RSS vs WAL size (batch capacity {CAPACITY // MB} MB)",
+        "WAL size (MB)",
+        "MB",
+        {
+            "peak RSS": ([float(x) for x in sizes], [measured[x]["peak_kb"] / 1024 for x in sizes]),
+            "peak growth while shipping": (
+                [float(x) for x in sizes],
+                [(measured[x]["peak_kb"] - measured[x]["before_kb"]) / 1024 for x in sizes],
+            ),
+        },
+    )
+    return {
+        "title": TITLE,
+        "command": "make bench (bench/ship_memory.py)",
+        "figures": figures,
+        "ratios": ratios,
+        "plots": [{"path": plot, "caption": "peak RSS of one ship task vs the WAL size it ships"}],
+        "notes": [
+            "One source region server (so one queue, one WAL per size; the WAL is rolled before each size "
+            f"and never rolled by size during the write), {value_size}-byte values, peer B with 2 region "
+            "servers. The ship task is ship_queue in a fresh Python process (what a Spark Python worker "
+            "runs); RSS before = ru_maxrss after imports and manifest load, peak = ru_maxrss after the "
+            "queue is shipped. The reader streams the WAL, a batch holds at most size.capacity of "
+            "entries (plus the request being built), so the growth should track the capacity, not the WAL.",
+        ],
+    }

@@ -1,0 +1,51 @@
+"""The benchmark harness: the targets table of BENCHMARKS.md, percentiles, plots (no clusters started)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bench import _support, registry
+
+
+@pytest.fixture
+def results_dir(tmp_path, monkeypatch):
+    monkeypatch.setattr(registry, "RESULTS", tmp_path)
+    monkeypatch.setattr(_support, "RESULTS", tmp_path)
+    return tmp_path
+
+
+def _result(folder, name: str, ratios: dict, quick: bool = False) -> None:
+    (folder / f"{name}.json").write_text(json.dumps({"name": name, "figures": {}, "ratios": ratios, "quick": quick}))
+
+
+def test_targets_table_says_met_missed_by_how_much_and_not_measured(results_dir):
+    _result(results_dir, "e2e", {"replication rows/s / ingest rows/s (target >= 3)": 1.5})
+    _result(results_dir, "cycle_cost", {"nothing to ship: cycle (s, median)": 0.4}, quick=True)
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in registry._targets_table() if line.startswith("| ")}
+    e2e = rows["end-to-end replication >= 3x the source's ingest rate"]
+    assert "**missed by 2.0x**: bounded by the peer applies every cell" in e2e
+    assert "met" in rows["a cycle with nothing to ship <= 2 s (no Spark job)"]
+    assert "(quick pass)" in rows["a cycle with nothing to ship <= 2 s (no Spark job)"]
+    assert "not measured" in rows["claim of 10,000 WALs <= 5 s"]
+
+
+def test_a_missed_upper_bound_reports_value_over_threshold(results_dir):
+    _result(results_dir, "cycle_cost", {"nothing to ship: cycle (s, median)": 5.0})
+    line = next(x for x in registry._targets_table() if x.startswith("| a cycle with nothing"))
+    assert "**missed by 2.5x**" in line
+
+
+def test_percentile_is_nearest_rank():
+    values = list(range(1, 101))
+    assert _support.percentile(values, 50) == 50
+    assert _support.percentile(values, 99) == 99
+    assert _support.percentile(values, 100) == 100
+    assert _support.percentile([7], 99) == 7
+
+
+def test_plot_series_writes_a_png_and_returns_its_repo_path(results_dir):
+    path = _support.plot_series("t.png", "title", "x", "y", {"a": ([1.0, 2.0], [3.0, 4.0])}, hline=(3.5, "target"))
+    assert path == "bench/results/t.png"
+    assert (results_dir / "t.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
