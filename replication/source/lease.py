@@ -16,6 +16,7 @@ import time
 from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
+from replication.zk.acl import acl_for
 from replication.zk.layout import ZNodePaths
 
 DEFAULT_LEASE_MS = 15 * 60 * 1000
@@ -34,7 +35,7 @@ def acquire(zk: KazooClient, paths: ZNodePaths, peer_id: str, owner: str, ttl_ms
     path = lease_path(paths, peer_id)
     data = json.dumps({"owner": owner, "expires_ms": _now_ms() + ttl_ms}).encode()
     try:
-        zk.create(path, data, makepath=True)
+        zk.create(path, data, acl=acl_for(zk), makepath=True)  # creator-only under --zk-auth
         return True
     except NodeExistsError:
         pass
