@@ -1,85 +1,124 @@
 """Replication metrics with HBase's names (spec §7), kept where ``hbrep status`` and Prometheus read them.
 
-The commit step folds each cycle's per-queue counters into ``<root>/.hbrep/metrics/replication.json``
-(written atomically, once per cycle id, so a retried commit does not count twice). Gauges that must not
-freeze when shipping stops (``sizeOfLogQueue``, ``ageOfLastShippedOp``, replication lag) are computed at
-read time from ZooKeeper and the WALs by ``replication.status``.
+Layout under ``<root>/.hbrep/metrics/``, chosen so that every file has one writer at a time (no lost
+updates without a lock):
+
+- ``peer-<id>.json``: the cumulative per-queue counters of one peer's queues and its recent cycles,
+  written by the commit step, which holds that peer's ship lease (``replication.source.lease``);
+  a cycle is folded in once per cycle id, so a retried commit does not count twice;
+- ``failovers/<time>-<server>.json``: one file per failover event;
+- ``checks/<kind>--<peer>--<table>.json``: the latest VerifyReplication / GX outcome of a (peer, table).
+
+Gauges that must not freeze when shipping stops (``sizeOfLogQueue``, ``ageOfLastShippedOp``, replication
+lag) are computed at read time from ZooKeeper and the WALs by ``replication.status``.
 """
 
 from __future__ import annotations
 
 import json
 import time
+import urllib.parse
 from collections.abc import Iterable
 from typing import Any
 
 from replication.fs import FileSystem
 from replication.source.metrics import COUNTERS
 
-METRICS_FILE = ".hbrep/metrics/replication.json"
+METRICS_DIR = ".hbrep/metrics"
+KEEP_CYCLES = 200
+KEEP_FAILOVERS = 100
+
+
+def _quote(text: str) -> str:
+    return urllib.parse.quote(text, safe="")
 
 
 class MetricsStore:
-    """Cumulative per-queue source counters of one cluster, stored in its root."""
+    """Cumulative per-queue source counters, failover events and check verdicts of one cluster."""
 
     def __init__(self, fs: FileSystem, root: str):
         self.fs = fs
-        self.path = fs.join(root, METRICS_FILE)
+        self.dir = fs.join(root, METRICS_DIR)
 
-    def load(self) -> dict[str, Any]:
-        """``{"queues": {key: {...}}, "cycles": [...], "failovers": [...], "checks": {...}}`` (empty parts when new)."""
+    # -- files ----------------------------------------------------------------------------------
+    def _read(self, path: str) -> dict[str, Any]:
         try:
-            data = json.loads(self.fs.read_range(self.path, 0).decode("utf-8"))
+            value = json.loads(self.fs.read_range(path, 0).decode("utf-8"))
         except Exception:
-            data = {}
-        data.setdefault("queues", {})
-        data.setdefault("cycles", [])
-        data.setdefault("failovers", [])
-        data.setdefault("checks", {})
+            return {}
+        return value if isinstance(value, dict) else {}
+
+    def _write(self, path: str, value: dict[str, Any]) -> None:
+        self.fs.write_atomic(path, json.dumps(value, sort_keys=True, indent=1).encode("utf-8"))
+
+    def _peer_path(self, peer_id: str) -> str:
+        return self.fs.join(self.dir, f"peer-{_quote(peer_id)}.json")
+
+    # -- reading --------------------------------------------------------------------------------
+    def load(self) -> dict[str, Any]:
+        """``{"queues": {key: {...}}, "cycles": [...], "failovers": [...], "checks": {...}}``."""
+        data: dict[str, Any] = {"queues": {}, "cycles": [], "failovers": [], "checks": {}}
+        for status in self.fs.list(self.dir):
+            if status.name.startswith("peer-") and status.name.endswith(".json"):
+                peer = self._read(status.path)
+                data["queues"].update(peer.get("queues", {}))
+                data["cycles"].extend(peer.get("cycles", []))
+        data["cycles"].sort(key=lambda c: c.get("finished_ms", 0))
+        events = sorted(self.fs.list(self.fs.join(self.dir, "failovers")), key=lambda s: s.name)
+        data["failovers"] = [self._read(s.path) for s in events[-KEEP_FAILOVERS:]]
+        for status in self.fs.list(self.fs.join(self.dir, "checks")):
+            check = self._read(status.path)
+            if check:
+                data["checks"][f"{check['kind']}/{check['peer_id']}/{check['table']}"] = check
         return data
 
-    def _save(self, data: dict[str, Any]) -> None:
-        self.fs.write_atomic(self.path, json.dumps(data, sort_keys=True, indent=1).encode("utf-8"))
-
+    # -- writing --------------------------------------------------------------------------------
     def record_cycle(self, cycle_id: str, results: Iterable[Any], summary: dict[str, Any]) -> bool:
-        """Add a cycle's queue results (once per cycle id); False when it was recorded before."""
-        data = self.load()
-        if any(c.get("cycle_id") == cycle_id for c in data["cycles"]):
-            return False
-        now = int(time.time() * 1000)
+        """Fold a cycle's queue results into each peer's file (once per cycle id); False if seen before.
+
+        The caller holds the ship lease of every peer whose results it passes.
+        """
+        by_peer: dict[str, list[Any]] = {}
         for result in results:
-            entry = data["queues"].setdefault(result.key, {name: 0 for name in COUNTERS})
-            for name in COUNTERS:
-                entry[name] = entry.get(name, 0) + int(result.metrics.get(name, 0))
-            shipped_at = int(result.metrics.get("lastShippedWriteTime", 0))
-            if shipped_at:
-                entry["lastShippedWriteTime"] = max(entry.get("lastShippedWriteTime", 0), shipped_at)
-                entry["lastShippedAt"] = now
-            entry.update(
-                peer_id=result.peer_id, status=result.status, error=result.error, cycle_id=cycle_id, updated_ms=now
-            )
-        data["cycles"] = [*data["cycles"], {"cycle_id": cycle_id, "finished_ms": now, **summary}][-200:]
-        self._save(data)
-        return True
+            by_peer.setdefault(result.peer_id, []).append(result)
+        for peer_id in summary.get("peers", {}):
+            by_peer.setdefault(peer_id, [])
+        recorded = False
+        now = int(time.time() * 1000)
+        for peer_id, peer_results in by_peer.items():
+            path = self._peer_path(peer_id)
+            data = self._read(path)
+            cycles = data.setdefault("cycles", [])
+            if any(c.get("cycle_id") == cycle_id for c in cycles):
+                continue
+            queues = data.setdefault("queues", {})
+            for result in peer_results:
+                entry = queues.setdefault(result.key, {name: 0 for name in COUNTERS})
+                for name in COUNTERS:
+                    entry[name] = entry.get(name, 0) + int(result.metrics.get(name, 0))
+                shipped_at = int(result.metrics.get("lastShippedWriteTime", 0))
+                if shipped_at:
+                    entry["lastShippedWriteTime"] = max(entry.get("lastShippedWriteTime", 0), shipped_at)
+                    entry["lastShippedAt"] = now
+                entry.update(peer_id=peer_id, status=result.status, error=result.error, cycle_id=cycle_id,
+                             updated_ms=now)  # fmt: skip
+            peer_summary = summary.get("peers", {}).get(peer_id, {})
+            cycles.append({"cycle_id": cycle_id, "finished_ms": now, "peer_id": peer_id,
+                           "spark_job": summary.get("spark_job"), **peer_summary})  # fmt: skip
+            data["cycles"] = cycles[-KEEP_CYCLES:]
+            self._write(path, data)
+            recorded = True
+        return recorded
 
     def record_failover(self, event: dict[str, Any]) -> None:
-        """Append a failover event (dead server, claimer, queues moved) to the recent list."""
-        data = self.load()
-        data["failovers"] = [*data["failovers"], {"at_ms": int(time.time() * 1000), **event}][-100:]
-        self._save(data)
+        """Keep a failover event (dead server, claimer, queues moved) in a file of its own."""
+        now = int(time.time() * 1000)
+        name = f"{now:015d}-{_quote(str(event.get('dead_server', 'unknown')))}.json"
+        self._write(self.fs.join(self.dir, "failovers", name), {"at_ms": now, **event})
 
     def record_check(self, kind: str, peer_id: str, table: str, outcome: dict[str, Any]) -> None:
         """Keep the latest ``verify`` / ``quality`` outcome of (peer, table)."""
-        data = self.load()
-        data["checks"][f"{kind}/{peer_id}/{table}"] = {
+        name = f"{_quote(kind)}--{_quote(peer_id)}--{_quote(table)}.json"
+        self._write(self.fs.join(self.dir, "checks", name), {
             "kind": kind, "peer_id": peer_id, "table": table, "at_ms": int(time.time() * 1000), **outcome,
-        }  # fmt: skip
-        self._save(data)
-
-    def forget_queue(self, key: str, carry_to: str | None = None) -> None:
-        """Drop a queue's entry (deleted queue), or move its counters to ``carry_to`` (claimed queue)."""
-        data = self.load()
-        entry = data["queues"].pop(key, None)
-        if entry is not None and carry_to:
-            data["queues"].setdefault(carry_to, entry)
-        self._save(data)
+        })  # fmt: skip

@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+from replication.fs import LocalFileSystem
+from replication.metrics import MetricsStore
+from replication.source.manifest import QueueResult
+
+
+def result(peer: str, queue: str, shipped: int, write_time: int = 0) -> QueueResult:
+    return QueueResult(
+        "rs1,1,1",
+        queue,
+        peer,
+        "ok",
+        metrics={"shippedOps": shipped, "logEditsRead": shipped, "lastShippedWriteTime": write_time},
+    )
+
+
+def test_cycles_fold_once_per_cycle_and_peer_files_are_separate(tmp_path):
+    store = MetricsStore(LocalFileSystem(), str(tmp_path))
+    summary = {"peers": {"1": {"rows_shipped": 5}, "2": {"rows_shipped": 7}}, "spark_job": True}
+    assert store.record_cycle("c1", [result("1", "1", 5, 1000), result("2", "2", 7)], summary)
+    assert not store.record_cycle("c1", [result("1", "1", 5), result("2", "2", 7)], summary)  # a retried commit
+    store.record_cycle("c2", [result("1", "1", 3, 2000)], {"peers": {"1": {}}})
+    data = store.load()
+    assert data["queues"]["rs1,1,1/1"]["shippedOps"] == 8
+    assert data["queues"]["rs1,1,1/1"]["lastShippedWriteTime"] == 2000
+    assert data["queues"]["rs1,1,1/2"]["shippedOps"] == 7
+    assert [c["cycle_id"] for c in data["cycles"] if c["peer_id"] == "1"] == ["c1", "c2"]
+    assert sorted(p.name for p in (tmp_path / ".hbrep" / "metrics").glob("peer-*.json")) == [
+        "peer-1.json",
+        "peer-2.json",
+    ]
+
+
+def test_failovers_and_checks(tmp_path):
+    store = MetricsStore(LocalFileSystem(), str(tmp_path))
+    assert store.load() == {"queues": {}, "cycles": [], "failovers": [], "checks": {}}
+    store.record_failover({"dead_server": "a,1,1", "claimer": "b,1,1", "moved": {"1": "1-a,1,1"}})
+    store.record_check("verify", "1", "ns:t", {"counters": {"GOODROWS": 3, "BADROWS": 0}})
+    store.record_check("verify", "1", "ns:t", {"counters": {"GOODROWS": 4, "BADROWS": 0}})
+    data = store.load()
+    assert [f["claimer"] for f in data["failovers"]] == ["b,1,1"]
+    assert data["checks"]["verify/1/ns:t"]["counters"]["GOODROWS"] == 4
