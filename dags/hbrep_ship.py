@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
-from airflow.sdk import DAG, AsyncCallback, DeadlineAlert, DeadlineReference, task_group
+from airflow.sdk import DAG, task_group
 from hbrep_airflow import dag_settings as s
 from hbrep_airflow.operators.replication import (
     CommitOperator,
@@ -29,13 +29,7 @@ with DAG(
     max_active_runs=1,
     tags=["hbrep", "replication"],
     default_args={"retries": 2, "retry_delay": timedelta(seconds=5), "zookeeper_conn_id": s.ZK_CONN_ID},
-    deadline=DeadlineAlert(
-        reference=DeadlineReference.DAGRUN_QUEUED_AT,
-        interval=s.lag_deadline(),
-        callback=AsyncCallback(
-            "hbrep_airflow.notifiers.lag_deadline_missed", kwargs={"threshold_ms": s.lag_alert_ms()}
-        ),
-    ),
+    deadline=s.ship_deadline(),
 ) as dag:
     peers = ListPeersOperator(task_id="peers", pool=s.ZK_POOL)
 

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import uuid
@@ -141,3 +142,4 @@ def spark() -> Iterator[object]:
         yield session
     finally:
         session.stop()
+        logging.getLogger("py4j").setLevel(logging.ERROR)  # no "Closing down clientserver" at exit

@@ -14,7 +14,7 @@ __version__ = "0.1.0"
 def get_provider_info() -> dict[str, Any]:
     """Provider metadata in the shape of Airflow's provider_info schema (connection type, hooks, operators)."""
     return {
-        "package-name": "hbrep-airflow",
+        "package-name": "hbrep",
         "name": "hbrep",
         "description": "HBase-style cluster replication run as batch (ZooKeeper queues, PySpark ship jobs).",
         "versions": [__version__],

@@ -1,10 +1,9 @@
-"""hbrep_verify: which (peer, table) pairs a run verifies; the full dag.test() waits for replication.verify."""
+"""hbrep_verify: which (peer, table) pairs a run verifies, and a manual run that verifies only those."""
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
+from conftest import wait_for_queue
 
 pytestmark = pytest.mark.slow
 
@@ -32,25 +31,35 @@ def test_params_name_exactly_what_is_verified(airflow_db, replication_pair):
         hook.verify_targets(peer="9", table=None, families=None, start_ms=0, end_ms=1)
 
 
-def _verify_wired() -> bool:
-    if importlib.util.find_spec("replication.verify") is None:
-        return False
-    import replication.verify
-
-    return hasattr(replication.verify, "verify_replication")
-
-
-@pytest.mark.skipif(
-    not _verify_wired(),
-    reason="ReplicationHook.verify calls replication.verify.verify_replication; the landed module has "
-    "VerifyOptions/VerifyResult instead: the hook is not wired to that API yet",
-)
-def test_verify_dag_run_with_params(airflow_db, replication_pair):
+def test_verify_dag_run_with_params(airflow_db, replication_pair, spark):
+    """Edits shipped, then a manual run naming peer 1 / table t verifies exactly that, with GOODROWS = rows."""
     import airflow_env
     from airflow.dag_processing.dagbag import DagBag
 
+    from replication.config import Config
+    from replication.fs import get_filesystem
+    from replication.metrics import MetricsStore
+    from replication.source.cycle import run_cycle
+    from replication.wal.model import Cell, CellType
+    from replication.zk.client import connected
+    from replication.zk.cluster_key import ClusterKey
+
+    wait_for_queue(replication_pair)
+    with replication_pair.source.client() as client:
+        client.batch("t", [Cell(f"r{i}".encode(), b"f", b"q", 1000 + i, CellType.PUT, b"v") for i in range(30)])
+    key = ClusterKey.parse(replication_pair.source_key)
+    with connected(key) as zk:
+        run_cycle(zk, key, Config.load(env={}), spark=spark)
+    for cluster in (replication_pair.source, replication_pair.peer):
+        with cluster.client() as client:
+            client.flush("t")
     dag = DagBag(dag_folder=str(airflow_env.DAGS / "hbrep_verify.py"), safe_mode=False).dags["hbrep_verify"]
-    run = dag.test(run_conf={"peer": "1", "table": "t"})
+    run = dag.test(run_conf={"peer": "1", "table": "t", "start": 0, "end": 4_000_000_000_000})
     assert str(run.state) == "success"
     verify = [ti for ti in run.get_task_instances() if ti.task_id == "verify"]
     assert len(verify) == 1
+    fs, root = get_filesystem(replication_pair.source.root)
+    checks = MetricsStore(fs, root).load()["checks"]
+    assert checks["verify/1/t"]["counters"]["GOODROWS"] == 30
+    assert checks["verify/1/t"]["counters"]["BADROWS"] == 0
+    assert checks["quality/1/t"]["success"] is True

@@ -21,7 +21,7 @@ def configure() -> Path:
     """Point Airflow at a private home, the repo's dags/plugins and a local[2] Spark connection."""
     home = os.environ.get("HBREP_TEST_AIRFLOW_HOME")
     if home is None:
-        home = tempfile.mkdtemp(prefix="hbrep-airflow-")
+        home = tempfile.mkdtemp(prefix="hbrep-")
         os.environ["HBREP_TEST_AIRFLOW_HOME"] = home
     env = {
         "AIRFLOW_HOME": home,

@@ -211,39 +211,34 @@ class ReplicationHook(BaseHook):
             return targets
 
     def verify(self, *, peer_id: str, table: str, families: list[str], start_ms: int, end_ms: int) -> dict[str, Any]:
-        """VerifyReplication of one (peer, table) over [start_ms, end_ms): GOODROWS/BADROWS counters.
+        """VerifyReplication of one (peer, table) over [start_ms, end_ms): the HBase counters.
 
-        Calls ``replication.verify.verify_replication`` (the verify issue's library function).
+        Calls ``replication.checks.verify_replication`` (which also records the verdict for status).
         """
+        from replication.checks import verify_replication
         from replication.spark import spark_session
-        from replication.verify import verify_replication
 
         spark = spark_session(f"hbrep-verify-{safe_name(peer_id)}-{safe_name(table)}")
         with self.zk_hook.connected() as zk:
-            report = verify_replication(
-                spark,
-                zk,
-                self.cluster_key,
-                self.conf,
-                peer_id=peer_id,
-                table=table,
-                start_ms=start_ms,
-                end_ms=end_ms,
-                families=families or None,
-            )
-        return report.as_dict() if hasattr(report, "as_dict") else dict(report)
+            result = verify_replication(
+                spark, zk, self.cluster_key, self.conf, peer_id=peer_id, table=table,
+                start_ms=start_ms, end_ms=end_ms, families=families or None,
+            )  # fmt: skip
+        return dict(result.counters)
 
-    def quality(self, *, peer_id: str, table: str, families: list[str] | None = None) -> dict[str, Any]:
-        """The Great Expectations checks of the replicated table on the peer (``replication.quality``)."""
-        from replication.quality import check_replicated_table
+    def quality(self, *, peer_id: str, table: str, start_ms: int = 0, end_ms: int | None = None) -> dict[str, Any]:
+        """The Great Expectations checkpoint of the replicated table on the peer (``replication.checks``)."""
+        from replication.checks import check_replicated_table
         from replication.spark import spark_session
+        from replication.tables.semantics import LATEST_TIMESTAMP
 
         spark = spark_session(f"hbrep-quality-{safe_name(peer_id)}-{safe_name(table)}")
         with self.zk_hook.connected() as zk:
             report = check_replicated_table(
-                spark, zk, self.cluster_key, self.conf, peer_id=peer_id, table=table, families=families or None
-            )
-        return report.as_dict() if hasattr(report, "as_dict") else dict(report)
+                spark, zk, self.cluster_key, self.conf, peer_id=peer_id, table=table,
+                start_ms=start_ms, end_ms=LATEST_TIMESTAMP if end_ms is None else end_ms,
+            )  # fmt: skip
+        return report.as_dict()
 
 
 def default_owner(dag_id: str, run_id: str, peer_id: str) -> str:

@@ -274,7 +274,7 @@ class VerifyReplicationOperator(_HbrepOperator):
 class QualityCheckOperator(_HbrepOperator):
     """The Great Expectations checks of a replicated table on its peer; fails when a check fails."""
 
-    template_fields: Sequence[str] = ("peer_id", "table", "families")
+    template_fields: Sequence[str] = ("peer_id", "table", "families", "start_ms", "end_ms")
 
     def __init__(
         self,
@@ -286,13 +286,21 @@ class QualityCheckOperator(_HbrepOperator):
         end_ms: int | None = None,
         **kwargs: Any,
     ) -> None:
-        # start_ms/end_ms are accepted so one verify-target list maps both tasks; GX checks the whole table.
+        # families is accepted so one verify-target list maps both tasks; GX checks whole rows.
         super().__init__(**kwargs)
         self.peer_id, self.table, self.families = peer_id, table, families
         self.start_ms, self.end_ms = start_ms, end_ms
 
     def execute(self, context: Any) -> dict[str, Any]:
-        report = self.hook.quality(peer_id=self.peer_id, table=self.table, families=list(self.families or []))
+        report = self.hook.quality(
+            peer_id=self.peer_id,
+            table=self.table,
+            start_ms=int(self.start_ms or 0),
+            end_ms=None if self.end_ms is None else int(self.end_ms),
+        )
+        self.log.info("GX checks of %s on peer %s; Data Docs: %s", self.table, self.peer_id,
+                      report.get("data_docs_index"))  # fmt: skip
         if not report.get("success", False):
-            raise AirflowFailException(f"quality checks of {self.table} on peer {self.peer_id} failed: {report}")
+            failed = [o.get("expectation") for o in report.get("outcomes", []) if not o.get("success")]
+            raise AirflowFailException(f"quality checks of {self.table} on peer {self.peer_id} failed: {failed}")
         return report
