@@ -19,7 +19,7 @@ MB = 1 << 20
 
 def run(quick: bool) -> dict:
     """Ingest with 4 clients, then drain; then write a backlog and time its catch-up."""
-    rows = 8000 if quick else 40000
+    rows = 20000 if quick else 100000
     backlog_mb = 32 if quick else 1024
     value_size = 1000
     backlog_rows = backlog_mb * MB // (value_size + 20)
@@ -71,7 +71,9 @@ def run(quick: bool) -> dict:
             "batch WAL-appended and fsynced by its region server. Replication = the same rows shipped by "
             "back-to-back cycles (snapshot, Spark job with one task per queue, guarded commit); the time is "
             "the wall time of the cycles that shipped, Spark job scheduling included. The peer applies "
-            "every shipped batch through its own write path (WAL append + fsync), so both sides pay fsync.",
+            "every shipped batch through its own write path (WAL append + fsync), so both sides pay fsync. "
+            "With replication.source.ratio 0.5 and 2 peer servers each queue ships to 1 sink, which "
+            "forwards the rows other servers own (one more hop for half of them).",
             f"Backlog = {backlog_rows} rows of {value_size}-byte values written first, then drained. "
             + s.load_average()
             + " at the end of the run (other engineers' tests share the machine).",

@@ -106,6 +106,7 @@ def run(quick: bool) -> dict:
         "MB",
         {
             "peak RSS": ([float(x) for x in sizes], [measured[x]["peak_kb"] / 1024 for x in sizes]),
+            "WAL size (what an unbounded reader would hold)": ([float(x) for x in sizes], [float(x) for x in sizes]),
             "peak growth while shipping": (
                 [float(x) for x in sizes],
                 [(measured[x]["peak_kb"] - measured[x]["before_kb"]) / 1024 for x in sizes],
