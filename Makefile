@@ -33,6 +33,10 @@ test-fast: install
 demo: install
 	$(PY) -m replication.demo
 
+# The reliability suite in its long form (more rows, more rounds); rewrites RELIABILITY.md.
+chaos: install
+	HBREP_CHAOS_LONG=1 $(PY) -m pytest -q -p no:cacheprovider tests/reliability $(PYTEST_ARGS)
+
 bench: install
 	$(PY) -m bench $(if $(QUICK),--quick,)
 

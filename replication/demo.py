@@ -98,9 +98,11 @@ def dag_run_state(env: dict[str, str], dag_id: str) -> str:
     """State of the newest run of ``dag_id`` (from the Airflow metadata database)."""
     done = subprocess.run([str(Path(sys.executable).parent / "airflow"), "dags", "list-runs", dag_id, "-o", "json"],
                           env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)  # fmt: skip
+    # Airflow prints warnings on stdout before the JSON; the JSON array is the line that starts with "[{".
+    lines = [line for line in done.stdout.splitlines() if line.startswith(("[{", "[]"))]
     try:
-        runs = json.loads(done.stdout[done.stdout.index("[") :])
-    except ValueError:
+        runs = json.loads(lines[-1])
+    except (IndexError, ValueError):
         return "unknown"
     return str(runs[0].get("state", "unknown")) if runs else "none"
 
@@ -204,8 +206,9 @@ def run(rows: int, state: Path) -> dict[str, Any]:
             status = replication_status(zk, source, conf)
         fs, root = get_filesystem(cluster_a.root)
         stored = MetricsStore(fs, root).load()
-        report["rows_shipped"] = int(sum(q["metrics"].get("shippedOps", 0) for q in status["queues"]))
-        report["edits_filtered"] = int(sum(q["metrics"].get("logEditsFiltered", 0) for q in status["queues"]))
+        # every queue ever shipped, recovered queues that drained and were deleted included
+        report["rows_shipped"] = int(sum(q.get("shippedOps", 0) for q in stored["queues"].values()))
+        report["edits_filtered"] = int(sum(q.get("logEditsFiltered", 0) for q in stored["queues"].values()))
         report["lag_ms"] = status["peers"][PEER]["replicationLag"]
         report["queues_left"] = [q["queue"] for q in status["queues"]]
         report["failovers"] = stored["failovers"]

@@ -126,10 +126,12 @@ def replication_status(zk: KazooClient, key: ClusterKey, conf: Config, now_ms: i
             peer["sizeOfLogQueue"] += len(state.wals)
             peer["replicationLag"] = max(peer["replicationLag"], lag)
             peer["stuck_queues"] += int(queue["stuck"])
+    # Global counters cover every queue ever shipped, drained recovered queues included (as HBase's
+    # source.* metrics do); the gauges below cover the queues that exist now.
     totals: dict[str, float] = {}
-    for queue in queues:
-        for name, value in queue["metrics"].items():
-            if name not in ("lastShippedWriteTime", "lastShippedAt", "updated_ms"):
+    for entry in stored["queues"].values():
+        for name, value in entry.items():
+            if isinstance(value, (int, float)) and name not in ("lastShippedWriteTime", "lastShippedAt", "updated_ms"):
                 totals[f"source.{name}"] = totals.get(f"source.{name}", 0) + value
     totals["source.sizeOfLogQueue"] = sum(q["sizeOfLogQueue"] for q in queues)
     totals["source.replicationLag"] = max([q["replicationLag"] for q in queues], default=0)

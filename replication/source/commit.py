@@ -36,30 +36,40 @@ class QueueCommit:
 
 
 def commit_queue(zk: KazooClient, paths: ZNodePaths, result: QueueResult) -> QueueCommit:
-    """Apply one queue's result in a single version-guarded multi (see module doc)."""
+    """Apply one queue's result in a single version-guarded multi (see module doc).
+
+    A connection loss is retried with a fresh multi (kazoo's retry policy): if the lost attempt had
+    been applied, the versions no longer match and the retry fails as a whole, a no-op.
+    """
     record = QueueCommit(result.key, result.peer_id, committed=False)
-    tx = zk.transaction()
-    ops = 0
+    deletes: list[tuple[str, int]] = []
+    updates: list[tuple[str, bytes, int]] = []
     for wal in result.wals:
         path = paths.wal(result.replicator, result.queue_id, wal.name)
         if wal.done:
-            tx.delete(path, version=wal.version)
+            deletes.append((path, wal.version))
             record.removed_wals.append(wal.name)
-            ops += 1
         elif wal.end_position > wal.start_position:
-            tx.set_data(path, position_to_bytes(wal.end_position), version=wal.version)
+            updates.append((path, position_to_bytes(wal.end_position), wal.version))
             record.positions[wal.name] = wal.end_position
-            ops += 1
-    if result.drained:
-        tx.delete(paths.queue(result.replicator, result.queue_id))
-        record.queue_deleted = True
-        ops += 1
-    if ops == 0:
+    record.queue_deleted = result.drained
+    if not (deletes or updates or result.drained):
         record.committed = True
         record.note = "nothing to record"
         return record
-    add_entry(tx, zk, paths, [queue_ref(result.replicator, result.queue_id)])  # the change journal (zk/journal.py)
-    outcomes = tx.commit()
+
+    def attempt() -> list:
+        tx = zk.transaction()
+        for path, version in deletes:
+            tx.delete(path, version=version)
+        for path, data, version in updates:
+            tx.set_data(path, data, version=version)
+        if result.drained:
+            tx.delete(paths.queue(result.replicator, result.queue_id))
+        add_entry(tx, zk, paths, [queue_ref(result.replicator, result.queue_id)])  # the change journal
+        return tx.commit()
+
+    outcomes = zk.retry(attempt)
     failures = [o for o in outcomes if isinstance(o, Exception)]
     if failures:
         real = [f for f in failures if type(f).__name__ != "RolledBackError"]
