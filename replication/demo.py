@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -27,10 +26,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from replication.airflow_stack import airflow_environment
 from replication.config import Config
 from replication.zk.server import ZooKeeperServer, free_port
 
-REPO = Path(__file__).resolve().parent.parent
 TABLE = "usertable"
 PEER = "1"
 DEMO_CONF = {
@@ -46,38 +45,12 @@ def say(message: str) -> None:
     print(f"[demo] {message}", flush=True)
 
 
-def airflow_environment(state: Path, source_key: str) -> dict[str, str]:
-    """The environment for ``airflow`` subprocesses: home in ``state``, DAGs and plugins of this repo,
-    the source cluster as connection ``hbrep_source``, Spark on ``local[2]``, loopback only."""
-    quorum, port, parent = source_key.rsplit(":", 2)
-    bin_dir = str(Path(sys.executable).parent)
-    env = dict(os.environ)
-    env.update(
-        {
-            "AIRFLOW_HOME": str(state / "airflow"),
-            "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
-            "AIRFLOW__CORE__PLUGINS_FOLDER": str(REPO / "plugins"),
-            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-            "AIRFLOW__CORE__PARALLELISM": "4",
-            "AIRFLOW__LOGGING__LOGGING_LEVEL": "WARNING",
-            "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[2]"}),
-            "AIRFLOW_CONN_HBREP_SOURCE": json.dumps(
-                {"conn_type": "zookeeper", "host": quorum, "port": int(port), "schema": parent}
-            ),
-            "HBREP_CLUSTER": source_key,
-            "PATH": bin_dir + os.pathsep + env.get("PATH", ""),
-            "PYTHONPATH": os.pathsep.join(p for p in (str(REPO / "plugins"), env.get("PYTHONPATH")) if p),
-            "SPARK_LOCAL_IP": "127.0.0.1",
-            "PYSPARK_PYTHON": sys.executable,
-            "PYSPARK_DRIVER_PYTHON": sys.executable,
-            "GX_ANALYTICS_ENABLED": "false",
-            # airflow dags test (3.3.2) cannot finish a run of a DAG with a deadline alert
-            "HBREP_SHIP_DEADLINE": "off",
-        }
-    )
-    for key, value in DEMO_CONF.items():
-        env["HBREP__" + key.replace(".", "__")] = value
-    return env
+def demo_environment(state: Path, source_key: str) -> dict[str, str]:
+    """The embedded stack's Airflow environment, quieter, with the demo's settings and no ship deadline
+    (Airflow 3.3.2's ``airflow dags test`` cannot finish a run of a DAG with a deadline alert)."""
+    extra = {"AIRFLOW__LOGGING__LOGGING_LEVEL": "WARNING", "HBREP_SHIP_DEADLINE": "off"}
+    extra.update({"HBREP__" + key.replace(".", "__"): value for key, value in DEMO_CONF.items()})
+    return airflow_environment(state / "airflow", source_key, extra=extra)
 
 
 def airflow(env: dict[str, str], *args: str, log: Path) -> float:
@@ -146,7 +119,7 @@ def run(rows: int, state: Path) -> dict[str, Any]:
         zk_server.start()
         stack.callback(zk_server.stop)
         key_a, key_b = f"{zk_server.hosts}:/hbase-a", f"{zk_server.hosts}:/hbase-b"
-        env = airflow_environment(state, key_a)
+        env = demo_environment(state, key_a)
         migrate_log = stack.enter_context(open(log, "w"))
         migrate = subprocess.Popen(
             [str(Path(sys.executable).parent / "airflow"), "db", "migrate"],

@@ -25,34 +25,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 def airflow_env(state: Path, source_key: str, port: int) -> dict[str, str]:
     """The environment of every Airflow process of the stack (loopback only, 4 workers)."""
-    quorum, zk_port, parent = source_key.rsplit(":", 2)
-    env = dict(os.environ)
-    env.update(
-        {
-            "AIRFLOW_HOME": str(state / "airflow"),
-            "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
-            "AIRFLOW__CORE__PLUGINS_FOLDER": str(REPO / "plugins"),
-            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-            "AIRFLOW__CORE__PARALLELISM": "4",
-            "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
-            "AIRFLOW__API__HOST": "127.0.0.1",
-            "AIRFLOW__API__PORT": str(port),
-            "AIRFLOW__API__BASE_URL": f"http://127.0.0.1:{port}",
-            "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
-            "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": "0",
-            "AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT": "0",
-            "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[2]"}),
-            "AIRFLOW_CONN_HBREP_SOURCE": json.dumps(
-                {"conn_type": "zookeeper", "host": quorum, "port": int(zk_port), "schema": parent}
-            ),
-            "HBREP_CLUSTER": source_key,
-            "PATH": str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", ""),
-            "PYTHONPATH": os.pathsep.join(p for p in (str(REPO / "plugins"), env.get("PYTHONPATH")) if p),
-            "SPARK_LOCAL_IP": "127.0.0.1",
-            "PYSPARK_PYTHON": sys.executable,
-        }
-    )
-    return env
+    from replication.airflow_stack import airflow_environment
+
+    return airflow_environment(state / "airflow", source_key, api_port=port)
 
 
 def _airflow(env: dict[str, str], *args: str) -> None:

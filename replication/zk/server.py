@@ -198,11 +198,29 @@ class ZooKeeperServer:
             raise ZooKeeperServerError(f"a ZooKeeper server already runs from {self.data_dir} (pid {pid})")
         if port_in_use(self.port):
             raise ZooKeeperServerError(f"port {self.port} on {LOOPBACK} is already in use")
+        process = self.spawn()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                self.pid_file.unlink(missing_ok=True)
+                raise ZooKeeperServerError(
+                    f"ZooKeeper exited with code {process.returncode} during start-up{self._log_tail_suffix()}"
+                )
+            if self._serving():
+                return process.pid
+            time.sleep(0.1)
+        self.stop()
+        raise ZooKeeperServerError(
+            f"ZooKeeper did not serve on {self.hosts} within {timeout:.0f}s{self._log_tail_suffix()}"
+        )
+
+    def spawn(self) -> subprocess.Popen:
+        """Write the config and launch the JVM in its own session (pid file written); do not wait."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.write_config()
         main_class = ZK_MAIN_QUORUM if self.ensemble else ZK_MAIN_STANDALONE
         command = [
-            java,
+            shutil.which("java") or "java",
             f"-Xmx{self.heap_mb}m",
             "-XX:+UseSerialGC",
             "-Dzookeeper.admin.enableServer=false",
@@ -221,20 +239,7 @@ class ZooKeeperServer:
                 start_new_session=True,
             )
         self.pid_file.write_text(f"{process.pid}\n")
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                self.pid_file.unlink(missing_ok=True)
-                raise ZooKeeperServerError(
-                    f"ZooKeeper exited with code {process.returncode} during start-up{self._log_tail_suffix()}"
-                )
-            if self._serving():
-                return process.pid
-            time.sleep(0.1)
-        self.stop()
-        raise ZooKeeperServerError(
-            f"ZooKeeper did not serve on {self.hosts} within {timeout:.0f}s{self._log_tail_suffix()}"
-        )
+        return process
 
     def _serving(self) -> bool:
         try:
@@ -340,7 +345,7 @@ class LoopbackEnsemble:
         if java is None:
             raise ZooKeeperServerError("java not found on PATH (ZooKeeper needs Java 17)")
         for server in self.servers:
-            _spawn_without_wait(server)
+            server.spawn()
         deadline = time.monotonic() + timeout
         for server in self.servers:
             while not server._serving():
@@ -361,33 +366,9 @@ class LoopbackEnsemble:
         pid = server.read_pid()
         if pid is not None and pid_alive(pid):
             raise ZooKeeperServerError(f"ensemble member {server.hosts} already runs (pid {pid})")
-        _spawn_without_wait(server)
+        server.spawn()
         deadline = time.monotonic() + timeout
         while not server._serving():
             if time.monotonic() > deadline:
                 raise ZooKeeperServerError(f"ensemble member {server.hosts} did not rejoin within {timeout:.0f}s")
             time.sleep(0.2)
-
-
-def _spawn_without_wait(server: ZooKeeperServer) -> None:
-    server.data_dir.mkdir(parents=True, exist_ok=True)
-    server.write_config()
-    command = [
-        shutil.which("java") or "java",
-        f"-Xmx{server.heap_mb}m",
-        "-XX:+UseSerialGC",
-        "-cp",
-        zookeeper_classpath(),
-        ZK_MAIN_QUORUM,
-        str(server.config_file),
-    ]
-    with open(server.log_file, "ab") as log:
-        process = subprocess.Popen(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            cwd=server.data_dir,
-            start_new_session=True,
-        )
-    server.pid_file.write_text(f"{process.pid}\n")
