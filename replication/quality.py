@@ -208,7 +208,7 @@ def latest_state(
 
     from replication.tables.spark_views import scan
 
-    cells = scan(spark, root, table, start_ts=start_ts, end_ts=end_ts, versions=1)
+    cells = scan(spark, root, table, start_ts=start_ts, end_ts=end_ts, versions=1, ordered=False)
     aggs = [F.lit(1).alias("_one")]
     for rule in rules:
         hit = (F.col("family") == F.lit(rule.family)) & (F.col("qualifier") == F.lit(rule.qualifier))
@@ -231,7 +231,12 @@ def row_count(spark: SparkSession, root: str, table: str, *, start_ts: int = 0, 
     """Rows with at least one visible cell in ``[start_ts, end_ts)`` (what a scan would return)."""
     from replication.tables.spark_views import scan
 
-    return scan(spark, root, table, start_ts=start_ts, end_ts=end_ts, versions=1).select("row").distinct().count()
+    return (
+        scan(spark, root, table, start_ts=start_ts, end_ts=end_ts, versions=1, ordered=False)
+        .select("row")
+        .distinct()
+        .count()
+    )
 
 
 # ---------------------------------------------------------------------------------------------------

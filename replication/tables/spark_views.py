@@ -83,8 +83,12 @@ def scan(
     raw: bool = False,
     families: Iterable[str | bytes] | None = None,
     row_prefixes: Sequence[bytes] | None = None,
+    ordered: bool = True,
 ) -> DataFrame:
     """What an HBase scan of ``table`` returns: DataFrame[row, family, qualifier, timestamp, type, value].
+
+    ``ordered=False`` skips the final sort into HBase cell order (a global sort: a sampling job and a
+    shuffle) for callers that group or join the cells anyway, such as VerifyReplication.
 
     UnknownTable / UnknownFamily (from the descriptor) for a missing table or family; IllegalScan for
     a bad time range or versions. Non-raw scans cap versions by each family's VERSIONS.
@@ -104,6 +108,7 @@ def scan(
         families=fams,
         row_prefixes=row_prefixes,
         family_max_versions=desc.max_versions_by_family(),
+        ordered=ordered,
     )
 
 
@@ -143,8 +148,10 @@ def scan_cells_df(
     families: Iterable[bytes | str] | None = None,
     row_prefixes: Sequence[bytes] | None = None,
     family_max_versions: Mapping[bytes, int] | None = None,
+    ordered: bool = True,
 ) -> DataFrame:
-    """Apply HBase scan semantics to a DataFrame of cells with CELL_COLUMNS (see semantics.py)."""
+    """Apply HBase scan semantics to a DataFrame of cells with CELL_COLUMNS (see semantics.py);
+    ``ordered`` sorts the result into HBase cell order."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -183,9 +190,10 @@ def scan_cells_df(
         out = alive.withColumn("_n", F.row_number().over(window)).where(
             F.col("_n") <= _version_limit(versions, family_max_versions or {})
         )
-    return out.select(*SCAN_COLUMNS).orderBy(
-        "row", "family", "qualifier", F.col("timestamp").desc(), F.col("type").desc()
-    )
+    out = out.select(*SCAN_COLUMNS)
+    if not ordered:
+        return out
+    return out.orderBy("row", "family", "qualifier", F.col("timestamp").desc(), F.col("type").desc())
 
 
 def _version_limit(versions: int, family_max_versions: Mapping[bytes, int]) -> Column:

@@ -69,6 +69,8 @@ def test_scan_over_files_of_two_flushes_and_two_regions(spark, table_root):
         (b"r1", b"g", b"a", 9, PUT, b"r1ga9"),
         (b"r2", b"f", b"a", 5, PUT, b"r2a5"),
     ]
+    unordered = scan(spark, table_root, "ns:t", versions=5, ordered=False)
+    assert sorted(as_tuples(unordered)) == sorted(as_tuples(scan(spark, table_root, "ns:t", versions=5)))
     raw = as_tuples(scan(spark, table_root, "ns:t", raw=True, versions=5, families=["f"], row_prefixes=[b"r1"]))
     assert [(r[2], r[3], r[4]) for r in raw] == [
         (b"", 1, DFV),
