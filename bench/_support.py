@@ -104,7 +104,22 @@ def replication_pair(
                     ReplicationPeerStorage(zkc, ZNodePaths(conf, parent=pair.source_key.znode_parent)).add_peer(
                         "1", ReplicationPeerConfig(cluster_key=b_key), enabled=True
                     )
-            yield pair
+            try:
+                yield pair
+            except BaseException:
+                _print_server_logs(tmp)  # the temp dir (and the logs) go away on exit
+                raise
+
+
+def _print_server_logs(tmp: str, lines: int = 15) -> None:
+    """The last lines of every region server log under ``tmp`` (on stderr), to say why a bench failed."""
+    import glob
+    import sys
+
+    for path in sorted(glob.glob(os.path.join(tmp, "*", ".hbrep", "logs", "*.log"))):
+        with open(path, errors="replace") as log:
+            tail = log.readlines()[-lines:]
+        print(f"--- {path}", *tail, sep="", file=sys.stderr)
 
 
 def cycle(pair: BenchPair, *, spark_session=None):

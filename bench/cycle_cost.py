@@ -45,7 +45,7 @@ def _steps(pair, spark_session=None) -> dict[str, float]:
 
 def run(quick: bool) -> dict:
     """Drain, then time empty cycles and 10-row cycles (spark-submit and in-process)."""
-    repeat = 2 if quick else 4
+    repeat = 1 if quick else 3
     spark = s.spark()
     with s.replication_pair() as pair:
         s.load(pair, 300, prefix=b"w")

@@ -122,8 +122,14 @@ class ClusterClient:
     # -- writes -----------------------------------------------------------------------------------
     def mutate_on(self, server: str, table: str, cells: Sequence[Cell], cluster_ids: Sequence[uuid.UUID] = ()) -> int:
         """Send ``cells`` to one server (no re-routing); return the WAL sequence id. Raises mapped errors."""
+        return self.mutate_encoded_on(server, table, len(cells), encode_cells(cells), cluster_ids)
+
+    def mutate_encoded_on(
+        self, server: str, table: str, cell_count: int, cell_block: bytes, cluster_ids: Sequence[uuid.UUID] = ()
+    ) -> int:
+        """As :meth:`mutate_on` for cells already encoded (``cell_count`` cells in ``cell_block``)."""
         request = Admin_pb2.MutateRequest(
-            table=table, cell_count=len(cells), cell_block=encode_cells(cells), cluster_ids=rpc.uuids_to_pb(cluster_ids)
+            table=table, cell_count=cell_count, cell_block=cell_block, cluster_ids=rpc.uuids_to_pb(cluster_ids)
         )
         try:
             response = self._call(server, "Mutate", request)

@@ -247,17 +247,30 @@ class HRegionServer:
             out.append(cell)
         return out
 
-    def mutate(self, table: str, cells: list[Cell], cluster_ids: list[uuid.UUID] | None = None) -> int:
+    def mutate(
+        self,
+        table: str,
+        cells: list[Cell],
+        cluster_ids: list[uuid.UUID] | None = None,
+        *,
+        encoded: bytes | None = None,
+    ) -> int:
         """Apply ``cells`` to ``table``: WAL append + fsync, then memstore; return the sequence id.
 
         Durable when it returns. Raises UnknownTable/UnknownFamily (nothing written) and
-        RegionServerAborted when the WAL cannot be written.
+        RegionServerAborted when the WAL cannot be written. ``encoded`` = the cells' own encoding
+        (the sink forwards shipped bytes); it is used only when no cell needed a change here.
         """
         if self.stopped.is_set() or self.wal is None:
             raise RegionServerAborted(f"region server {self.server_name} is stopping")
         desc = self.descriptor(table)
         now_ms = int(time.time() * 1000)
-        cells = self.prepare_cells(desc, cells, now_ms)
+        prepared = self.prepare_cells(desc, cells, now_ms)
+        if encoded is not None and (
+            len(prepared) != len(cells) or any(p is not c for p, c in zip(prepared, cells, strict=False))
+        ):
+            encoded = None  # a timestamp was filled in or a row delete expanded: encode the result
+        cells = prepared
         if not cells:
             return 0
         name = TableName.parse(desc.name)
@@ -272,7 +285,7 @@ class HRegionServer:
                 scopes=desc.scopes_for_wal(),
                 cluster_ids=list(cluster_ids or []),
             )
-            txid = self.wal.append(Entry(key, cells), on_appended=lambda: region.add(cells, seq))
+            txid = self.wal.append(Entry(key, cells), on_appended=lambda: region.add(cells, seq), encoded_cells=encoded)
         self.wal.sync(txid)
         if self.wal.current_length >= self.wal.roll_size or region.memstore_size >= self.flush_size:
             self._wake.set()

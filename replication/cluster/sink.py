@@ -60,6 +60,49 @@ def decode_request(request: Admin_pb2.ReplicateWALEntryRequest) -> list[tuple[WA
     return entries
 
 
+def cell_spans(entries: Sequence[tuple[object, list[Cell]]], block_length: int) -> list[tuple[int, int]] | None:
+    """Where every decoded cell sits in the request's cell block, or None when re-encoding the cells
+    would not give the block back byte for byte (e.g. an empty tags block sent explicitly)."""
+    spans: list[tuple[int, int]] = []
+    append = spans.append
+    pos = 0
+    for _key, cells in entries:
+        for c in cells:
+            # int32 size + KeyValue: 3 ints + row length (2) + family length (1) + ts/type (9) = 24
+            length = 24 + len(c.row) + len(c.family) + len(c.qualifier) + len(c.value)
+            if c.tags:
+                length += 2 + len(c.tags)
+            append((pos, pos + length))
+            pos += length
+    return spans if pos == block_length else None
+
+
+class _Encoded:
+    """The request's cell block and the spans of one group's cells in it."""
+
+    __slots__ = ("block", "spans")
+
+    def __init__(self, block: memoryview, spans: list[tuple[int, int]]):
+        self.block = block
+        self.spans = spans
+
+    def join(self, spans: list[tuple[int, int]]) -> bytes:
+        """The bytes of ``spans`` concatenated (adjacent spans copied as one slice)."""
+        block = self.block
+        parts = []
+        start = end = -1
+        for s, e in spans:
+            if s == end:
+                end = e
+                continue
+            if end >= 0:
+                parts.append(block[start:end])
+            start, end = s, e
+        if end >= 0:
+            parts.append(block[start:end])
+        return b"".join(parts)
+
+
 class ReplicationSink:
     """The sink side of one region server; metrics as HBase's MetricsSink."""
 
@@ -74,19 +117,38 @@ class ReplicationSink:
 
     def replicate_request(self, request: Admin_pb2.ReplicateWALEntryRequest) -> None:
         """Decode and apply one ReplicateWALEntry request (durable when it returns)."""
-        self.replicate_entries(decode_request(request))
+        block = memoryview(request.cell_block)
+        entries = decode_request(request)
+        self.replicate_entries(entries, block=block, spans=cell_spans(entries, len(block)))
 
-    def replicate_entries(self, entries: Sequence[tuple[WALKey, list[Cell]]]) -> None:
-        """Apply ``entries``; UnknownTable / UnknownFamily (nothing written) when the peer lacks one."""
+    def replicate_entries(
+        self,
+        entries: Sequence[tuple[WALKey, list[Cell]]],
+        *,
+        block: memoryview | None = None,
+        spans: list[tuple[int, int]] | None = None,
+    ) -> None:
+        """Apply ``entries``; UnknownTable / UnknownFamily (nothing written) when the peer lacks one.
+
+        ``block``/``spans`` (every cell's bytes in the request's cell block, in order) let the writes
+        forward the shipped cell bytes instead of encoding the cells again; the result is the same.
+        """
         try:
             groups: dict[str, dict[tuple[uuid.UUID, ...], list[Cell]]] = defaultdict(lambda: defaultdict(list))
+            raw: dict[str, dict[tuple[uuid.UUID, ...], list[tuple[int, int]]]] = defaultdict(lambda: defaultdict(list))
+            index = 0
             for key, cells in entries:
                 if cells:
-                    groups[key.table_name.decode()][tuple(key.cluster_ids)].extend(cells)
+                    table, ids = key.table_name.decode(), tuple(key.cluster_ids)
+                    groups[table][ids].extend(cells)
+                    if spans is not None:
+                        raw[table][ids].extend(spans[index : index + len(cells)])
+                index += len(cells)
             self._check_schema(groups)
             for table, by_ids in groups.items():
                 for cluster_ids, cells in by_ids.items():
-                    self._write(table, cells, list(cluster_ids))
+                    encoded = _Encoded(block, raw[table][cluster_ids]) if spans is not None and block else None
+                    self._write(table, cells, list(cluster_ids), encoded)
         except BaseException:
             self.failed_batches += 1
             raise
@@ -118,11 +180,16 @@ class ReplicationSink:
             exc2.families = missing_families  # type: ignore[attr-defined]
             raise exc2
 
-    def _write(self, table: str, cells: list[Cell], cluster_ids: list[uuid.UUID]) -> None:
+    def _write(
+        self, table: str, cells: list[Cell], cluster_ids: list[uuid.UUID], encoded: _Encoded | None = None
+    ) -> None:
         """Route rows to their owners; write this server's share (and any unreachable owner's) locally."""
         servers = self.server.live_servers or [self.server.server_name]
         if self.server.server_name not in servers:
             servers = sorted([*servers, self.server.server_name])
+        if encoded is not None:
+            self._write_encoded(table, cells, cluster_ids, encoded, servers)
+            return
         by_owner: dict[str, list[Cell]] = defaultdict(list)
         # owner_of(row, servers) for every cell, with the server list sorted once per batch instead of
         # once per cell, and consecutive cells of one row routed once (profiled hot path, see BENCHMARKS.md).
@@ -149,6 +216,38 @@ class ReplicationSink:
                 local.extend(owned)
         if local:
             self.server.mutate(table, local, cluster_ids)
+
+    def _write_encoded(
+        self, table: str, cells: list[Cell], cluster_ids: list[uuid.UUID], encoded: _Encoded, servers: list[str]
+    ) -> None:
+        """As :meth:`_write`, forwarding each cell's shipped bytes (to the owner and into the WAL)."""
+        ordered = sorted(servers)
+        count = len(ordered)
+        by_owner: dict[str, tuple[list[Cell], list[tuple[int, int]]]] = {}
+        previous_row: bytes | None = None
+        target: tuple[list[Cell], list[tuple[int, int]]] = ([], [])
+        for cell, span in zip(cells, encoded.spans, strict=True):
+            row = cell.row
+            if row != previous_row:
+                owner = ordered[row_hash(row) % count]
+                target = by_owner.get(owner) or by_owner.setdefault(owner, ([], []))
+                previous_row = row
+            target[0].append(cell)
+            target[1].append(span)
+        local_cells, local_spans = by_owner.pop(self.server.server_name, ([], []))
+        for owner, (owned, owned_spans) in by_owner.items():
+            try:
+                self.client().mutate_encoded_on(owner, table, len(owned), encoded.join(owned_spans), cluster_ids)
+            except (UnknownTable, UnknownFamily):
+                raise
+            except HbrepError as exc:  # the owner died or is stopping: any server accepts any row
+                LOG.warning(
+                    "sink: owner %s of %d cells did not take them (%s); writing locally", owner, len(owned), exc
+                )
+                local_cells.extend(owned)
+                local_spans.extend(owned_spans)
+        if local_cells:
+            self.server.mutate(table, local_cells, cluster_ids, encoded=encoded.join(local_spans))
 
     def client(self):  # type: ignore[no-untyped-def]
         """A ClusterClient of this cluster sharing the server's ZooKeeper session."""

@@ -19,8 +19,10 @@ from collections.abc import Callable
 
 from replication.cluster.errors import RegionServerAborted
 from replication.fs import FileSystem
+from replication.wal.key_codec import encode_key
 from replication.wal.model import Entry
 from replication.wal.names import old_wal_dir, wal_dir, wal_file_name
+from replication.wal.varint import delimited
 from replication.wal.writer import ProtobufLogWriter
 
 LOG = logging.getLogger(__name__)
@@ -65,16 +67,22 @@ class FSHLog:
         self.closed_flag = False
 
     # -- writing ----------------------------------------------------------------------------------
-    def append(self, entry: Entry, on_appended: Callable[[], None] | None = None) -> int:
+    def append(
+        self, entry: Entry, on_appended: Callable[[], None] | None = None, encoded_cells: bytes | None = None
+    ) -> int:
         """Append ``entry`` to the current WAL; return its txid for :meth:`sync`.
 
         ``on_appended`` runs under the append lock right after the append (the memstore insert, so the
-        memstore stays in sequence order).
+        memstore stays in sequence order). ``encoded_cells``, when given, must be ``encode_cells(entry.cells)``
+        (the caller has those bytes already); it is written as is.
         """
         with self.append_lock:
             if self.writer is None:
                 raise RegionServerAborted(f"WAL of {self.server_name} is closed")
-            self.writer.append(entry)
+            if encoded_cells is None:
+                self.writer.append(entry)
+            else:
+                self.writer.append_raw(delimited(encode_key(entry.key, len(entry.cells))) + encoded_cells)
             region = entry.key.encoded_region_name.decode()
             seqs = self.region_sequences[self.current_name]
             seqs[region] = max(seqs.get(region, 0), entry.key.log_sequence_number)

@@ -1,0 +1,42 @@
+"""The sink forwards shipped cell bytes only when they are exactly the cells' encoding (cell_spans)."""
+
+from __future__ import annotations
+
+import struct
+
+from replication.cluster.sink import _Encoded, cell_spans
+from replication.wal.cell_codec import decode_cells, encode_cell, encode_cells
+from replication.wal.model import Cell, CellType
+
+
+def _cells() -> list[Cell]:
+    tags = b"\x01\x00\x02ab"  # one tag on cell 3
+    return [
+        Cell(b"row-%d" % i, b"f", b"q%d" % i, 1000 + i, int(CellType.PUT), b"v" * i, tags if i == 3 else b"")
+        for i in range(6)
+    ]
+
+
+def test_spans_cover_the_block_and_each_span_is_that_cells_encoding():
+    cells = _cells()
+    block = encode_cells(cells)
+    decoded, end = decode_cells(block, len(cells))
+    spans = cell_spans([(None, decoded[:2]), (None, decoded[2:])], len(block))
+    assert end == len(block) and spans is not None and len(spans) == len(cells)
+    for cell, (start, stop) in zip(cells, spans, strict=True):
+        assert block[start:stop] == encode_cell(cell)
+    encoded = _Encoded(memoryview(block), spans)
+    assert encoded.join(spans) == block
+    picked = [spans[4], spans[0], spans[1]]  # out of order, with an adjacent pair
+    assert encoded.join(picked) == encode_cells([cells[4], cells[0], cells[1]])
+
+
+def test_an_explicit_empty_tags_block_is_not_canonical_so_the_cells_are_encoded_again():
+    cell = Cell(b"r", b"f", b"q", 5, int(CellType.PUT), b"v")
+    plain = encode_cell(cell)
+    # the same KeyValue with a zero-length tags block: 2 more bytes, a larger serialized size
+    size = struct.unpack(">i", plain[:4])[0] + 2
+    with_empty_tags = struct.pack(">i", size) + plain[4:] + b"\x00\x00"
+    decoded, end = decode_cells(with_empty_tags, 1)
+    assert end == len(with_empty_tags) and decoded[0].tags == b""
+    assert cell_spans([(None, decoded)], len(with_empty_tags)) is None
