@@ -24,7 +24,7 @@ def run(quick: bool) -> dict:
     value_size = 1000
     backlog_rows = backlog_mb * MB // (value_size + 20)
     spark = s.spark()
-    with s.replication_pair() as pair:
+    with s.replication_pair(overrides=s.STEADY_CONF) as pair:
         s.load(pair, 400, prefix=b"w")  # warm: connections, imports, the Spark job's Python workers
         s.drain(pair, spark)
 
@@ -51,6 +51,7 @@ def run(quick: bool) -> dict:
         f"backlog {label}: rows": backlog.rows,
         f"backlog {label}: cell bytes shipped (MB)": catch.bytes / MB,
         f"backlog {label}: write time (s)": write_s,
+        "client batches re-sent (ingest + backlog; a server slow to answer)": ingest.retries + backlog.retries,
         f"backlog {label}: catch-up time (s)": catch.seconds,
         f"backlog {label}: catch-up cycles": catch.cycles,
         f"backlog {label}: catch-up rate (MB/s)": catch_mb_s,

@@ -22,7 +22,7 @@ def run(quick: bool) -> dict:
     duration = 60.0 if quick else 600.0
     bucket_s = 5.0 if quick else 20.0
     spark = s.spark()
-    with s.replication_pair() as pair:
+    with s.replication_pair(overrides=s.STEADY_CONF) as pair:
         s.load(pair, 400, prefix=b"w")
         s.drain(pair, spark)
         # capacity: the source's ingest rate and the replication rate of draining that backlog
@@ -81,6 +81,7 @@ def run(quick: bool) -> dict:
         f"load duration ({label}) (s)": duration,
         "rows written under load": written,
         "achieved load rate (rows/s)": written / loaded[0].seconds,
+        "client batches re-sent under load": loaded[0].retries,
         "rows found on the peer (delays measured)": len(values),
         "cycles under load": len(cycle_times),
         "cycle time under load, mean (s)": mean_cycle,
