@@ -162,9 +162,11 @@ class ReplicationEndpoint:
                 last,
                 self.sleep_for_retries_ms * multiplier,
             )
-            if isinstance(last, (errors.TableNotFoundOnPeer, errors.NoSuchColumnFamilyOnPeer)):
-                with self._lock:
+            with self._lock:
+                if isinstance(last, (errors.TableNotFoundOnPeer, errors.NoSuchColumnFamilyOnPeer)):
                     self.sinks.choose_sinks()
+                else:  # a sink went away or timed out: has the peer's server list changed?
+                    self.sinks.refresh()
             self._sleep(self.sleep_for_retries_ms * multiplier / 1000.0)
             if multiplier < self.max_multiplier:
                 multiplier += 1

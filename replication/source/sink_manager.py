@@ -61,6 +61,10 @@ class ReplicationSinkManager:
             LOG.info("Peer %s region servers changed; choosing sinks again", self.peer_id)
             self.sinks = []
 
+    def refresh(self) -> None:
+        """Re-read the peer's region servers; a changed list makes the next get_sink re-choose."""
+        self.notice_servers(list(self.fetch_servers()))
+
     def get_sink(self) -> str:
         """A random sink; NoSinksAvailable when the peer has no live region server."""
         if not self.sinks:

@@ -112,3 +112,16 @@ def test_missing_table_on_peer_fails_unless_dropped_and_gone_on_source():
     ep._table_gone_on_source = lambda table: table == "t1"
     ep.replicate(entries(3))  # dropped: nothing left to ship, success
     assert script.received == []
+
+
+def test_a_changed_peer_server_list_is_noticed_after_a_failure():
+    listing = [["127.0.0.1,1,1"]]
+    manager = ReplicationSinkManager("2", lambda: list(listing[0]), 1.0, 10, random.Random(3))
+    script, sleeps = ScriptedSinks({"127.0.0.1,1,1": 100}), []
+    config = Config.load(env={}, overrides={"replication.source.sleepforretries": 10})
+    endpoint = ReplicationEndpoint("2", manager, "t", config, "id", client_factory=script, sleep=sleeps.append)
+    manager.choose_sinks()
+    listing[0] = ["127.0.0.1,9,9"]  # the old server died, a new one joined
+    endpoint.replicate(entries(3))
+    assert [sink for sink, _ in script.received] == ["127.0.0.1,9,9"]
+    assert len(sleeps) == 1
