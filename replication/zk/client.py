@@ -43,7 +43,9 @@ def connect(
         hosts=key.hosts,
         timeout=10.0,
         connection_retry=KazooRetry(max_tries=3, delay=0.2, max_delay=2.0),
-        command_retry=KazooRetry(max_tries=5, delay=0.1, max_delay=2.0),
+        # zk.retry(...) retries ConnectionLoss/expiry until the session has moved to another ensemble
+        # member: bounded by time (30 s, longer than a reconnect), not by a count that load can exhaust.
+        command_retry=KazooRetry(max_tries=-1, delay=0.1, max_delay=2.0, deadline=30.0),
         auth_data=parse_auth(auth) or None,
         read_only=read_only,
         logger=logging.getLogger("kazoo.client"),
