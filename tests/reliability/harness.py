@@ -207,6 +207,17 @@ def wal_entries(cluster: EmbeddedCluster, table: str) -> list[Entry]:
     return out
 
 
+def replicated_cells_by_origin(cluster: EmbeddedCluster, table: str) -> dict[tuple, int]:
+    """Replicated-family cells in ``cluster``'s WALs of ``table``, counted per cluster-id list of their key."""
+    counts: dict[tuple, int] = {}
+    for entry in wal_entries(cluster, table):
+        n = sum(1 for c in entry.cells if c.family == REPLICATED.encode())
+        if n:
+            ids = tuple(entry.key.cluster_ids)
+            counts[ids] = counts.get(ids, 0) + n
+    return counts
+
+
 def wait_for(predicate, timeout: float = 30.0, what: str = "condition") -> None:  # type: ignore[no-untyped-def]
     """Poll ``predicate`` every 50 ms until true; AssertionError naming ``what`` after ``timeout``."""
     deadline = time.monotonic() + timeout

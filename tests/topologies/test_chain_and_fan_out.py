@@ -9,7 +9,6 @@ import pytest
 from replication.cleaner import clean_once
 from replication.zk.client import connected
 from tests.reliability.harness import (
-    REPLICATED,
     ROWS,
     add_peer,
     cluster_id,
@@ -21,24 +20,15 @@ from tests.reliability.harness import (
     key_of,
     new_table,
     queue_state,
+    replicated_cells_by_origin,
     set_peer_state,
     shipped_rows,
     verify,
     wait_for,
-    wal_entries,
     write_rows,
 )
 
 pytestmark = pytest.mark.slow
-
-
-def cluster_ids_of_replicated_cells(cluster, table: str) -> dict[tuple, int]:
-    counts: dict[tuple, int] = {}
-    for entry in wal_entries(cluster, table):
-        n = sum(1 for c in entry.cells if c.family == REPLICATED.encode())
-        if n:
-            counts[tuple(entry.key.cluster_ids)] = counts.get(tuple(entry.key.cluster_ids), 0) + n
-    return counts
 
 
 def test_chain_carries_the_origin_cluster_id_through(topology, spark):
@@ -57,8 +47,8 @@ def test_chain_carries_the_origin_cluster_id_through(topology, spark):
 
     id_a, id_b = cluster_id(a), cluster_id(b)
     # B's sink kept A's id in the keys it wrote; C's sink wrote [A, B]: every cluster the edit passed.
-    assert cluster_ids_of_replicated_cells(b, table) == {(id_a,): ROWS}
-    assert cluster_ids_of_replicated_cells(c, table) == {(id_a, id_b): ROWS}
+    assert replicated_cells_by_origin(b, table) == {(id_a,): ROWS}
+    assert replicated_cells_by_origin(c, table) == {(id_a, id_b): ROWS}
     for target in (b, c):
         result = verify(spark, a, target, table)
         assert result.counters["BADROWS"] == 0, result.as_dict()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from tests.reliability.harness import (
-    REPLICATED,
     ROWS,
     add_peer,
     cluster_id,
@@ -14,24 +13,14 @@ from tests.reliability.harness import (
     failed_queues,
     has_queue,
     new_table,
+    replicated_cells_by_origin,
     shipped_rows,
     verify,
     wait_for,
-    wal_entries,
     write_rows,
 )
 
 pytestmark = pytest.mark.slow
-
-
-def replicated_cells_by_origin(cluster, table: str) -> dict[tuple, int]:
-    """Replicated-family cells in ``cluster``'s WALs of ``table``, counted per cluster-id list of their key."""
-    counts: dict[tuple, int] = {}
-    for entry in wal_entries(cluster, table):
-        n = sum(1 for c in entry.cells if c.family == REPLICATED.encode())
-        ids = tuple(entry.key.cluster_ids)
-        counts[ids] = counts.get(ids, 0) + n
-    return counts
 
 
 def test_two_way_edits_arrive_exactly_once_and_never_loop(topology, spark):
