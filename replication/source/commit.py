@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 
 from kazoo.client import KazooClient
 
-from replication.source.manifest import Manifest, QueueResult
+from replication.source.manifest import QueueResult
+from replication.zk import journal
 from replication.zk.codec import position_to_bytes
-from replication.zk.journal import add_entry, queue_ref
 from replication.zk.layout import ZNodePaths
 
 LOG = logging.getLogger(__name__)
@@ -58,18 +58,16 @@ def commit_queue(zk: KazooClient, paths: ZNodePaths, result: QueueResult) -> Que
         record.note = "nothing to record"
         return record
 
-    def attempt() -> list:
-        tx = zk.transaction()
+    def build(tx) -> None:
         for path, version in deletes:
             tx.delete(path, version=version)
         for path, data, version in updates:
             tx.set_data(path, data, version=version)
         if result.drained:
             tx.delete(paths.queue(result.replicator, result.queue_id))
-        add_entry(tx, zk, paths, [queue_ref(result.replicator, result.queue_id)])  # the change journal
-        return tx.commit()
 
-    outcomes = zk.retry(attempt)
+    # journal.commit adds the change-journal entry to the same multi (see replication/zk/journal.py)
+    outcomes = zk.retry(journal.commit, zk, paths, build, [journal.queue_ref(result.replicator, result.queue_id)])
     failures = [o for o in outcomes if isinstance(o, Exception)]
     if failures:
         real = [f for f in failures if type(f).__name__ != "RolledBackError"]
@@ -86,7 +84,6 @@ def commit_queue(zk: KazooClient, paths: ZNodePaths, result: QueueResult) -> Que
     return record
 
 
-def commit(zk: KazooClient, paths: ZNodePaths, manifest: Manifest, results: list[QueueResult]) -> list[QueueCommit]:
+def commit(zk: KazooClient, paths: ZNodePaths, results: list[QueueResult]) -> list[QueueCommit]:
     """Commit every queue result of a cycle (queues that shipped nothing are skipped)."""
-    del manifest  # the versions travel in the results
     return [commit_queue(zk, paths, r) for r in results if r.status in ("ok", "failed", "stuck")]

@@ -149,7 +149,7 @@ def commit_step(
         else ShipResult(manifest.cycle_id, [])
     )
     source = open_source(zk, key, conf)
-    commits = commit(zk, source.paths, manifest, result.queues)
+    commits = commit(zk, source.paths, result.queues)
     by_key: dict[str, QueueCommit] = {c.queue: c for c in commits}
     report = summarize(manifest, result, by_key)
     MetricsStore(source.fs, source.root).record_cycle(

@@ -40,7 +40,6 @@ class ReplicationSinkManager:
         self.rng = rng or random.Random()
         self.sinks: list[str] = []
         self.bad_counts: dict[str, int] = {}
-        self._last_seen: tuple[str, ...] | None = None
         self._known: tuple[str, ...] | None = None
 
     def choose_sinks(self) -> list[str]:
