@@ -22,7 +22,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-RESULTS = Path(__file__).resolve().parent / "results"
+REPO = Path(__file__).resolve().parent.parent
+# Where results and plots go: bench/results/, or bench/results/quick/ during a quick pass (set by the registry).
+RESULTS = REPO / "bench" / "results"
 TABLE = "bench"
 FAMILY = b"f"
 
@@ -313,7 +315,7 @@ def plot_series(
     logy: bool = False,
     hline: tuple[float, str] | None = None,
 ) -> str:
-    """Draw ``series`` (label → (xs, ys)) as lines with markers into bench/results/<filename>; return the
+    """Draw ``series`` (label → (xs, ys)) as lines with markers into RESULTS/<filename>; return the
     path relative to the repository root (for the BENCHMARKS.md link)."""
     import matplotlib
 
@@ -339,7 +341,7 @@ def plot_series(
     path = RESULTS / filename
     fig.savefig(path)
     plt.close(fig)
-    return f"bench/results/{filename}"
+    return os.path.relpath(path, REPO)
 
 
 def load_average() -> str:

@@ -4,6 +4,10 @@ A benchmark is a module in bench/ with ``NAME`` and ``run(quick: bool) -> dict``
 ``figures`` (name → value with unit in the name) and ``ratios``, plus a ``command`` string, ``notes``
 and optionally ``plots`` (``{"path": "bench/results/<file>.png", "caption": ...}``, linked from the
 report). Results go to ``bench/results/<NAME>.json`` and are merged into BENCHMARKS.md.
+
+A quick pass (``make bench QUICK=1``) is a smoke run of every benchmark at small sizes: its results and
+plots go to ``bench/results/quick/`` with their own report there, so it never overwrites the full
+figures in BENCHMARKS.md.
 """
 
 from __future__ import annotations
@@ -11,13 +15,23 @@ from __future__ import annotations
 import datetime as dt
 import importlib
 import json
+import os
 import platform
 import subprocess
+import time
 from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent
 RESULTS = BENCH_DIR / "results"
 REPORT = BENCH_DIR.parent / "BENCHMARKS.md"
+QUICK_RESULTS = RESULTS / "quick"
+QUICK_REPORT = QUICK_RESULTS / "BENCHMARKS.md"
+
+
+def output_paths(quick: bool) -> tuple[Path, Path]:
+    """(results folder, report file) of a full or a quick pass."""
+    return (QUICK_RESULTS, QUICK_REPORT) if quick else (RESULTS, REPORT)
+
 
 # Module names under bench/, in the order they run.
 BENCHMARKS: list[str] = [
@@ -37,40 +51,62 @@ BENCHMARKS: list[str] = [
 
 def machine() -> str:
     """One line naming this machine: cores, memory, Python, Java."""
-    import os
-
     mem_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines()[0]
     return f"{os.cpu_count()} cores, {mem_gib:.0f} GiB, Python {platform.python_version()}, {java}"
 
 
 def run_all(quick: bool, only: list[str]) -> int:
-    """Run the benchmarks (all, or ``only``), save each result, and rewrite BENCHMARKS.md."""
-    RESULTS.mkdir(parents=True, exist_ok=True)
+    """Run the benchmarks (all, or ``only``), save each result with its duration, and rewrite the report."""
+    from bench import _support
+
+    results, report = output_paths(quick)
+    results.mkdir(parents=True, exist_ok=True)
+    _support.RESULTS = results
+    started = time.perf_counter()
     for name in BENCHMARKS:
         if only and name not in only:
             continue
         module = importlib.import_module(f"bench.{name}")
         print(f"[bench] {name} ...", flush=True)
+        begun = time.perf_counter()
         result = module.run(quick=quick)
-        result.update(name=name, quick=quick, machine=machine(), date=dt.datetime.now(dt.UTC).isoformat())
-        (RESULTS / f"{name}.json").write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
-    write_report()
+        result.update(
+            name=name,
+            quick=quick,
+            machine=machine(),
+            date=dt.datetime.now(dt.UTC).isoformat(),
+            duration_s=round(time.perf_counter() - begun, 1),
+        )
+        (results / f"{name}.json").write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
+        print(f"[bench] {name}: {result['duration_s']:.0f} s", flush=True)
+    write_report(results, report)
+    print(f"[bench] {'quick pass' if quick else 'pass'} done in {time.perf_counter() - started:.0f} s: {report}")
     return 0
 
 
-def write_report() -> None:
-    """Rewrite BENCHMARKS.md from every saved result in bench/results/."""
+def write_report(results: Path = RESULTS, report: Path = REPORT) -> None:
+    """Rewrite ``report`` from every saved result in ``results`` (plot links made relative to the report)."""
+    quick = results != RESULTS
     lines = [
-        "# Benchmarks",
+        "# Benchmarks"
+        + (" (quick pass: small sizes, a smoke run; the full figures are in BENCHMARKS.md)" if quick else ""),
         "",
-        "Written by `make bench` (bench/registry.py) from bench/results/*.json.",
+        f"Written by `make bench{' QUICK=1' if quick else ''}` (bench/registry.py) from "
+        f"{os.path.relpath(results, BENCH_DIR.parent)}/*.json.",
         "Figures within one section come from one run; compare ratios, not absolute numbers,",
         "since these 2-core machines are noisy.",
         "",
     ]
-    lines += _targets_table()
-    for path in sorted(RESULTS.glob("*.json")):
+    lines += _targets_table(results)
+    durations = []
+    for path in sorted(results.glob("*.json")):
+        result = json.loads(path.read_text())
+        if "duration_s" in result:
+            durations.append(f"{result['name']} {result['duration_s']:.0f} s")
+    if durations:
+        lines += ["Time each benchmark took: " + ", ".join(durations) + ".", ""]
+    for path in sorted(results.glob("*.json")):
         result = json.loads(path.read_text())
         lines += [
             f"## {result.get('title', result['name'])}",
@@ -89,9 +125,10 @@ def write_report() -> None:
             lines += ["", note]
         for plot in result.get("plots", []):
             # plots: [{"path": "bench/results/x.png", "caption": "..."}] (paths relative to the repo root)
-            lines += ["", f"![{plot['caption']}]({plot['path']})", "", f"*{plot['caption']}*"]
+            link = os.path.relpath(BENCH_DIR.parent / plot["path"], report.parent)
+            lines += ["", f"![{plot['caption']}]({link})", "", f"*{plot['caption']}*"]
         lines.append("")
-    REPORT.write_text("\n".join(lines))
+    report.write_text("\n".join(lines))
 
 
 # The issue's targets: (what, result name, ratio key, "<=" or ">=", threshold, what bounds it when missed).
@@ -142,11 +179,11 @@ TARGETS: list[tuple[str, str, str, str, float, str]] = [
 ]
 
 
-def _targets_table() -> list[str]:
+def _targets_table(results: Path) -> list[str]:
     """A table of the issue's targets: measured value, pass/miss, by how much, what bounds a miss."""
     lines = ["## Targets", "", "| target | measured | result |", "|---|---|---|"]
     for what, name, key, op, threshold, bound in TARGETS:
-        path = RESULTS / f"{name}.json"
+        path = results / f"{name}.json"
         result = json.loads(path.read_text()) if path.exists() else {}
         value = {**result.get("figures", {}), **result.get("ratios", {})}.get(key)
         if value is None:

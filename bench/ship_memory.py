@@ -50,7 +50,7 @@ def _ship_in_subprocess(pair) -> dict:
             [sys.executable, "-c", _CHILD, outcome.manifest_path, result_path],
             capture_output=True,
             text=True,
-            cwd=str(s.RESULTS.parent.parent),
+            cwd=str(s.REPO),
         )
         if proc.returncode != 0:
             raise RuntimeError(f"ship subprocess failed: {proc.stderr.strip().splitlines()[-1:]}")

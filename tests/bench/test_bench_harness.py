@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import sys
+import types
 
 import pytest
 
@@ -23,7 +25,11 @@ def _result(folder, name: str, ratios: dict, quick: bool = False) -> None:
 def test_targets_table_says_met_missed_by_how_much_and_not_measured(results_dir):
     _result(results_dir, "e2e", {"replication rows/s / ingest rows/s (target >= 3)": 1.5})
     _result(results_dir, "cycle_cost", {"nothing to ship: cycle (s, median)": 0.4}, quick=True)
-    rows = {line.split(" | ")[0].lstrip("| "): line for line in registry._targets_table() if line.startswith("| ")}
+    rows = {
+        line.split(" | ")[0].lstrip("| "): line
+        for line in registry._targets_table(results_dir)
+        if line.startswith("| ")
+    }
     e2e = rows["end-to-end replication >= 3x the source's ingest rate"]
     assert "**missed by 2.0x**: bounded by the peer applies every cell" in e2e
     assert "met" in rows["a cycle with nothing to ship <= 2 s (no Spark job)"]
@@ -33,7 +39,7 @@ def test_targets_table_says_met_missed_by_how_much_and_not_measured(results_dir)
 
 def test_a_missed_upper_bound_reports_value_over_threshold(results_dir):
     _result(results_dir, "cycle_cost", {"nothing to ship: cycle (s, median)": 5.0})
-    line = next(x for x in registry._targets_table() if x.startswith("| a cycle with nothing"))
+    line = next(x for x in registry._targets_table(results_dir) if x.startswith("| a cycle with nothing"))
     assert "**missed by 2.5x**" in line
 
 
@@ -47,5 +53,35 @@ def test_percentile_is_nearest_rank():
 
 def test_plot_series_writes_a_png_and_returns_its_repo_path(results_dir):
     path = _support.plot_series("t.png", "title", "x", "y", {"a": ([1.0, 2.0], [3.0, 4.0])}, hline=(3.5, "target"))
-    assert path == "bench/results/t.png"
+    assert (_support.REPO / path).resolve() == (results_dir / "t.png").resolve()
     assert (results_dir / "t.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_quick_pass_writes_its_own_folder_and_report_and_leaves_the_full_one(tmp_path, monkeypatch):
+    full, quick = tmp_path / "results", tmp_path / "results" / "quick"
+    full.mkdir()
+    _result(full, "e2e", {"replication rows/s / ingest rows/s (target >= 3)": 1.5})
+    monkeypatch.setattr(registry, "RESULTS", full)
+    monkeypatch.setattr(registry, "REPORT", tmp_path / "BENCHMARKS.md")
+    monkeypatch.setattr(registry, "QUICK_RESULTS", quick)
+    monkeypatch.setattr(registry, "QUICK_REPORT", quick / "BENCHMARKS.md")
+    monkeypatch.setattr(_support, "RESULTS", full)
+    fake = types.ModuleType("bench.fake")
+
+    def run(quick: bool) -> dict:
+        plot = _support.plot_series("p.png", "t", "x", "y", {"a": ([1.0], [2.0])})
+        return {"figures": {"n": 1}, "ratios": {"r": 0.5}, "plots": [{"path": plot, "caption": "c"}]}
+
+    fake.run = run
+    monkeypatch.setitem(sys.modules, "bench.fake", fake)
+    monkeypatch.setattr(registry, "BENCHMARKS", ["fake"])
+
+    assert registry.run_all(quick=True, only=[]) == 0
+
+    saved = json.loads((quick / "fake.json").read_text())
+    assert saved["quick"] is True and saved["duration_s"] >= 0
+    assert (quick / "p.png").exists() and not (full / "p.png").exists()
+    report = (quick / "BENCHMARKS.md").read_text()
+    assert "(p.png)" in report and "Time each benchmark took: fake" in report
+    assert not (tmp_path / "BENCHMARKS.md").exists()
+    assert json.loads((full / "e2e.json").read_text())["ratios"]  # the full result is untouched
