@@ -19,8 +19,8 @@ MB = 1 << 20
 
 def run(quick: bool) -> dict:
     """Ingest with 4 clients, then drain; then write a backlog and time its catch-up."""
-    rows = 20000 if quick else 100000
-    backlog_mb = 32 if quick else 1024
+    rows = 5000 if quick else 100000
+    backlog_mb = 16 if quick else 1024
     value_size = 1000
     backlog_rows = backlog_mb * MB // (value_size + 20)
     spark = s.spark()

@@ -63,7 +63,7 @@ def _ship_in_subprocess(pair) -> dict:
 
 def run(quick: bool) -> dict:
     """Write a WAL of each size to a 1-server source, ship it in a subprocess, record peak RSS."""
-    sizes = [16, 64] if quick else [64, 256]
+    sizes = [8, 32] if quick else [64, 256]
     overrides = {
         "replication.source.size.capacity": str(CAPACITY),
         "hbase.regionserver.hlog.blocksize": str(4096 * MB),  # no size roll during the write

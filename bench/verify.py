@@ -47,7 +47,7 @@ def run(quick: bool) -> dict:
     from replication.tables.spark_views import read_cells
     from replication.verify import GOODROWS, VerifyOptions, verify_tables
 
-    cells = 500_000 if quick else 10_000_000
+    cells = 100_000 if quick else 10_000_000
     spark = spark_session("hbrep-bench-verify", master="local[2]")
     with tempfile.TemporaryDirectory(prefix="hbrep-bench-verify-") as tmp:
         source, peer = str(Path(tmp) / "source"), str(Path(tmp) / "peer")

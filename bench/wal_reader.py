@@ -106,7 +106,7 @@ def _measure(path: str, cells_expected: int, repeat: int) -> dict[str, float]:
 
 def run(quick: bool) -> dict:
     """Write the WALs in a temp dir, time each read mode, delete the files."""
-    target = (64 if quick else 256) * MB
+    target = (16 if quick else 256) * MB
     repeat = 1 if quick else 2
     tmp = tempfile.mkdtemp(prefix="hbrep-bench-wal-")
     figures: dict[str, float | int] = {}

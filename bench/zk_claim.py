@@ -66,7 +66,7 @@ def run(quick: bool) -> dict:
                     figures[f"claim {moved:,} WALs over 3 peers (s)"] = elapsed
                     print(f"[zk_claim] claim {moved} WALs: {elapsed:.2f}s", flush=True)
                     zk.delete(paths.parent, recursive=True)
-                replicators = 200 if quick else 1_000
+                replicators = 50 if quick else 1_000
                 paths = ZNodePaths(parent="/snapshot")
                 servers = [f"rs{i:04d},16020,1" for i in range(replicators)]
                 started = time.perf_counter()
