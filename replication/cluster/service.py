@@ -12,7 +12,7 @@ import grpc
 
 from replication.cluster import rpc
 from replication.cluster.errors import RegionServerAborted
-from replication.cluster.sink import cell_spans
+from replication.cluster.sink import canonical_spans
 from replication.errors import HbrepError
 from replication.proto import Admin_pb2, Admin_pb2_grpc, HBase_pb2
 from replication.tables.errors import UnknownFamily, UnknownTable
@@ -75,10 +75,11 @@ class AdminServicer(Admin_pb2_grpc.AdminServiceServicer):
 
     def Mutate(self, request: Admin_pb2.MutateRequest, context: grpc.ServicerContext) -> Admin_pb2.MutateResponse:
         try:
-            cells, end = decode_cells(request.cell_block, request.cell_count)
+            spans: list[tuple[int, int] | None] = []
+            cells, end = decode_cells(request.cell_block, request.cell_count, 0, spans)
             ids = [rpc.uuid_from_pb(u) for u in request.cluster_ids]
             # the WAL takes the request's own cell bytes when they are exactly these cells' encoding
-            canonical = end == len(request.cell_block) and cell_spans([(None, cells)], end) is not None
+            canonical = end == len(request.cell_block) and canonical_spans(spans) is not None
             seq = self.server.mutate(request.table, cells, ids, encoded=request.cell_block if canonical else None)
             return Admin_pb2.MutateResponse(cells=len(cells), log_sequence_number=seq)
         except (HbrepError, CorruptWALError) as exc:

@@ -43,15 +43,20 @@ class BadReplicationRequest(HbrepError):
     """A ReplicateWALEntry request whose keys or cell block do not decode (names the entry)."""
 
 
-def decode_request(request: Admin_pb2.ReplicateWALEntryRequest) -> list[tuple[WALKey, list[Cell]]]:
-    """The entries of a request: each WALKey with its ``associated_cell_count`` cells from the cell block."""
-    block = memoryview(request.cell_block)
+def decode_request(
+    request: Admin_pb2.ReplicateWALEntryRequest, spans: list[tuple[int, int] | None] | None = None
+) -> list[tuple[WALKey, list[Cell]]]:
+    """The entries of a request: each WALKey with its ``associated_cell_count`` cells from the cell block.
+
+    ``spans``, when given, receives every cell's place in the cell block (see ``decode_cells``).
+    """
+    block = request.cell_block  # bytes: slicing it gives the cells' bytes without a memoryview each
     offset = 0
     entries: list[tuple[WALKey, list[Cell]]] = []
     for index, entry in enumerate(request.entry):
         key = key_from_pb(entry.key)
         try:
-            cells, offset = decode_cells(block, entry.associated_cell_count, offset)
+            cells, offset = decode_cells(block, entry.associated_cell_count, offset, spans)
         except CorruptWALError as exc:
             raise BadReplicationRequest(f"replication entry {index}: bad cell block: {exc}") from None
         entries.append((key, cells))
@@ -60,21 +65,10 @@ def decode_request(request: Admin_pb2.ReplicateWALEntryRequest) -> list[tuple[WA
     return entries
 
 
-def cell_spans(entries: Sequence[tuple[object, list[Cell]]], block_length: int) -> list[tuple[int, int]] | None:
-    """Where every decoded cell sits in the request's cell block, or None when re-encoding the cells
-    would not give the block back byte for byte (e.g. an empty tags block sent explicitly)."""
-    spans: list[tuple[int, int]] = []
-    append = spans.append
-    pos = 0
-    for _key, cells in entries:
-        for c in cells:
-            # int32 size + KeyValue: 3 ints + row length (2) + family length (1) + ts/type (9) = 24
-            length = 24 + len(c.row) + len(c.family) + len(c.qualifier) + len(c.value)
-            if c.tags:
-                length += 2 + len(c.tags)
-            append((pos, pos + length))
-            pos += length
-    return spans if pos == block_length else None
+def canonical_spans(spans: list[tuple[int, int] | None]) -> list[tuple[int, int]] | None:
+    """``spans`` when every cell's bytes are its canonical encoding (so they can be forwarded as they
+    are), else None: the cells are encoded again."""
+    return None if None in spans else spans  # type: ignore[return-value]
 
 
 class _Encoded:
@@ -117,9 +111,9 @@ class ReplicationSink:
 
     def replicate_request(self, request: Admin_pb2.ReplicateWALEntryRequest) -> None:
         """Decode and apply one ReplicateWALEntry request (durable when it returns)."""
-        block = memoryview(request.cell_block)
-        entries = decode_request(request)
-        self.replicate_entries(entries, block=block, spans=cell_spans(entries, len(block)))
+        spans: list[tuple[int, int] | None] = []
+        entries = decode_request(request, spans)
+        self.replicate_entries(entries, block=memoryview(request.cell_block), spans=canonical_spans(spans))
 
     def replicate_entries(
         self,

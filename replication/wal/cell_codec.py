@@ -73,26 +73,39 @@ def encode_cells(cells: Iterable[Cell]) -> bytes:
     return b"".join(encode_cell(cell) for cell in cells)
 
 
-def decode_cells(buf: bytes | memoryview, count: int, offset: int = 0) -> tuple[list[Cell], int]:
+def decode_cells(
+    buf: bytes | memoryview, count: int, offset: int = 0, spans: list[tuple[int, int] | None] | None = None
+) -> tuple[list[Cell], int]:
     """Decode ``count`` cells starting at ``offset``; returns the cells and the offset just after them.
 
-    Raises TruncatedCellError when ``buf`` ends inside a cell and CellCodecError on inconsistent lengths.
+    ``spans``, when given, receives each cell's (start, end) in ``buf``, or None for a cell whose bytes
+    are not what :func:`encode_cell` gives for it (an explicit empty tags block), so a caller can
+    forward the bytes exactly when they are the canonical encoding. Raises TruncatedCellError when
+    ``buf`` ends inside a cell and CellCodecError on inconsistent lengths.
     """
     n = len(buf)
     pos = offset
     cells: list[Cell] = []
     append = cells.append
+    add_span = spans.append if spans is not None else None
+    unpack_head = _HEAD.unpack_from
+    unpack_ts_type = _TS_TYPE.unpack_from
     for _ in range(count):
-        if pos + 4 > n:
-            raise TruncatedCellError(f"cell at offset {pos}: buffer ends after {n - pos} of 4 size bytes")
-        (size,) = _I32.unpack_from(buf, pos)
+        # One unpack reads the size, key, value and row lengths (14 bytes); a cell is at least 24.
+        if pos + 14 > n:
+            if pos + 4 > n:
+                raise TruncatedCellError(f"cell at offset {pos}: buffer ends after {n - pos} of 4 size bytes")
+            (size,) = _I32.unpack_from(buf, pos)
+            if size < 8 + KEY_INFRASTRUCTURE_SIZE:
+                raise CellCodecError(f"cell at offset {pos}: serialized size {size} is too small")
+            raise TruncatedCellError(f"cell at offset {pos}: needs {size + 4} bytes, buffer has {n - pos}")
+        size, klen, vlen, rlen = unpack_head(buf, pos)
         kv = pos + 4
         end = kv + size
         if size < 8 + KEY_INFRASTRUCTURE_SIZE:
             raise CellCodecError(f"cell at offset {pos}: serialized size {size} is too small")
         if end > n:
             raise TruncatedCellError(f"cell at offset {pos}: needs {size + 4} bytes, buffer has {n - pos}")
-        _, klen, vlen, rlen = _HEAD.unpack_from(buf, pos)
         if klen < KEY_INFRASTRUCTURE_SIZE or vlen < 0 or 8 + klen + vlen > size:
             raise CellCodecError(
                 f"cell at offset {pos}: key length {klen} / value length {vlen} do not fit size {size}"
@@ -107,7 +120,7 @@ def decode_cells(buf: bytes | memoryview, count: int, offset: int = 0) -> tuple[
         qe = key_end - 9
         if qe < q:
             raise CellCodecError(f"cell at offset {pos}: family length {flen} does not fit key length {klen}")
-        ts, typ = _TS_TYPE.unpack_from(buf, qe)
+        ts, typ = unpack_ts_type(buf, qe)
         vend = key_end + vlen
         if vend < end:
             if vend + 2 > end:
@@ -116,8 +129,12 @@ def decode_cells(buf: bytes | memoryview, count: int, offset: int = 0) -> tuple[
             if vend + 2 + tlen != end:
                 raise CellCodecError(f"cell at offset {pos}: tags length {tlen} does not fit size {size}")
             tags = bytes(buf[vend + 2 : end])
+            if add_span is not None:
+                add_span((pos, end) if tlen else None)
         else:
             tags = b""
+            if add_span is not None:
+                add_span((pos, end))
         append(
             Cell(
                 bytes(buf[r:f]),

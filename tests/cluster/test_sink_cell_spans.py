@@ -1,10 +1,10 @@
-"""The sink forwards shipped cell bytes only when they are exactly the cells' encoding (cell_spans)."""
+"""The sink forwards shipped cell bytes only when they are exactly the cells' encoding (decode spans)."""
 
 from __future__ import annotations
 
 import struct
 
-from replication.cluster.sink import _Encoded, cell_spans
+from replication.cluster.sink import _Encoded, canonical_spans
 from replication.wal.cell_codec import decode_cells, encode_cell, encode_cells
 from replication.wal.model import Cell, CellType
 
@@ -20,8 +20,11 @@ def _cells() -> list[Cell]:
 def test_spans_cover_the_block_and_each_span_is_that_cells_encoding():
     cells = _cells()
     block = encode_cells(cells)
-    decoded, end = decode_cells(block, len(cells))
-    spans = cell_spans([(None, decoded[:2]), (None, decoded[2:])], len(block))
+    recorded: list = []
+    first, middle = decode_cells(block, 2, 0, recorded)
+    rest, end = decode_cells(block, len(cells) - 2, middle, recorded)
+    spans = canonical_spans(recorded)
+    assert first + rest == cells
     assert end == len(block) and spans is not None and len(spans) == len(cells)
     for cell, (start, stop) in zip(cells, spans, strict=True):
         assert block[start:stop] == encode_cell(cell)
@@ -37,6 +40,8 @@ def test_an_explicit_empty_tags_block_is_not_canonical_so_the_cells_are_encoded_
     # the same KeyValue with a zero-length tags block: 2 more bytes, a larger serialized size
     size = struct.unpack(">i", plain[:4])[0] + 2
     with_empty_tags = struct.pack(">i", size) + plain[4:] + b"\x00\x00"
-    decoded, end = decode_cells(with_empty_tags, 1)
-    assert end == len(with_empty_tags) and decoded[0].tags == b""
-    assert cell_spans([(None, decoded)], len(with_empty_tags)) is None
+    recorded: list = []
+    decoded, end = decode_cells(plain + with_empty_tags, 2, 0, recorded)
+    assert end == len(plain + with_empty_tags) and decoded == [cell, cell]
+    assert recorded == [(0, len(plain)), None]
+    assert canonical_spans(recorded) is None
