@@ -51,8 +51,9 @@ class FSHLog:
         self.old_dir = old_wal_dir(root)
         fs.mkdirs(self.dir)
         fs.mkdirs(self.old_dir)
+        # Lock order: append_lock, then _sync_lock; never the other way round.
         self.append_lock = threading.RLock()  # order of appends, rolls; held by the peer watcher too
-        self._sync_lock = threading.Lock()
+        self._sync_lock = threading.Lock()  # one fsync at a time; the writer is swapped only under it
         self._txid = 0
         self._synced_txid = 0
         self._filenum = 0
@@ -100,8 +101,12 @@ class FSHLog:
         with self._sync_lock:
             if self._synced_txid >= txid:
                 return
-            with self.append_lock:
-                target, writer = self._txid, self.writer
+            # Lock order is append_lock -> _sync_lock (roll and close hold the first to take the second),
+            # so the append lock must not be taken here: it deadlocked every writer of a server whose
+            # chore rolled the WAL while a caller waited to sync. The writer is swapped only under
+            # _sync_lock, so it is this WAL's writer for the whole sync; every entry up to ``target`` was
+            # written to it before its txid was counted (or to an older writer, closed and fsynced).
+            target, writer = self._txid, self.writer
             if writer is None:
                 raise RegionServerAborted(f"WAL of {self.server_name} is closed")
             # appends may continue while we fsync; they are covered by a later sync
