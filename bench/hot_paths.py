@@ -68,9 +68,14 @@ def run(quick: bool) -> dict:
                 for label, tree in trees.items():
                     r = _child(mode, tree, os.path.join(tmp, f"{mode}-{label}-{i}"))
                     best[(mode, label)] = max(best.get((mode, label), 0.0), r["cells_per_s"])
+                    if mode == "sink":
+                        key = ("sink_cpu", label)
+                        best[key] = max(best.get(key, 0.0), r["cells_per_cpu_s"])
     figures = {
-        "sink apply, before (cells/s)": best[("sink", "before")],
-        "sink apply, after (cells/s)": best[("sink", "after")],
+        "sink apply, before (cells/s, wall)": best[("sink", "before")],
+        "sink apply, after (cells/s, wall)": best[("sink", "after")],
+        "sink apply, before (cells per CPU second of both peer servers)": best[("sink_cpu", "before")],
+        "sink apply, after (cells per CPU second of both peer servers)": best[("sink_cpu", "after")],
         "sink request decoding, before (cells per CPU second)": best[("decode", "before")],
         "sink request decoding, after (cells per CPU second)": best[("decode", "after")],
         "filter loop, before (cells per CPU second)": best[("filter", "before")],
@@ -78,7 +83,9 @@ def run(quick: bool) -> dict:
         "rounds (best of)": rounds,
     }
     ratios = {
-        "sink apply: after / before": best[("sink", "after")] / best[("sink", "before")],
+        "sink apply: after / before (CPU of both peer servers)": best[("sink_cpu", "after")]
+        / best[("sink_cpu", "before")],
+        "sink apply: after / before (wall)": best[("sink", "after")] / best[("sink", "before")],
         "sink request decoding: after / before": best[("decode", "after")] / best[("decode", "before")],
         "filter loop: after / before": best[("filter", "after")] / best[("filter", "before")],
     }
@@ -97,7 +104,9 @@ def run(quick: bool) -> dict:
             "this run, alternating.",
             "Sink apply = ReplicationSink.replicate_request on an in-process region server of a 2-server "
             "peer (requests of 20 entries x 100 cells; half the rows go to the other server's process), "
-            "each request durable (WAL append + fsync) before the next; wall time, so it carries the "
+            "each request durable (WAL append + fsync) before the next. Timed two ways: CPU seconds of "
+            "both peer servers (this process's threads + the other server's process, from /proc), which "
+            "is the work the optimization removed; and wall time, which adds the fsync waits and the "
             "noise of three processes on two cores. Sink request decoding = the decoding step of it alone "
             "(requests of 20 entries x 100 cells to Cell objects and the cells' places in the block), in "
             "CPU time. Filter loop = WALReader ship path "
