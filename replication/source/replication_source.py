@@ -21,6 +21,7 @@ from replication.source.endpoint import ReplicationEndpoint, ReplicationSourceSh
 from replication.source.filters import EntryFilter
 from replication.source.manifest import Manifest, PeerTask, QueueResult, QueueTask, WalProgress
 from replication.source.metrics import SourceMetrics
+from replication.source.read_ahead import ReadAhead
 from replication.source.sink_manager import ReplicationSinkManager
 from replication.source.throttler import ReplicationThrottler
 from replication.source.wal_reader import ReplicationSourceWALReader, WALMissing, ZeroLengthWAL
@@ -132,13 +133,15 @@ def ship_queue(
         bandwidth = int(peer.config.get("bandwidth") or conf.get_int("replication.source.per.peer.node.bandwidth"))
         shipper = ReplicationSourceShipper(endpoint, ReplicationThrottler(bandwidth // queues_of_peer), metrics, sleep)
         reader = ReplicationSourceWALReader(fs, root, queue, entry_filter, conf, metrics)
-        for batch in reader.batches():
-            shipper.ship(batch)
-            wal = progress[batch.wal.name]
-            wal.end_position = batch.last_position
-            if batch.end_of_file and not wal.done:
-                wal.done = True
-                metrics.inc("completedLogs")
+        # HBase's reader and shipper threads: the next batch is read while the peer applies this one
+        with ReadAhead(reader.batches(), conf.get_int("replication.source.nb.batches")) as batches:
+            for batch in batches:
+                shipper.ship(batch)
+                wal = progress[batch.wal.name]
+                wal.end_position = batch.last_position
+                if batch.end_of_file and not wal.done:
+                    wal.done = True
+                    metrics.inc("completedLogs")
     except STUCK_ERRORS as exc:
         result.status, result.error = "stuck", str(exc)
         LOG.error("Queue %s is stuck: %s", queue.key, exc)
