@@ -158,6 +158,8 @@ class HRegionServer:
         self._wake.set()
         if self.grpc_server is not None:
             self.grpc_server.stop(grace=2).wait(5)
+        if self._sink is not None:
+            self._sink.close()
         try:
             if flush and self.aborted is None:
                 self.flush_all()

@@ -22,6 +22,7 @@ import time
 import uuid
 from collections import defaultdict
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING
 
 from replication.cluster.regions import row_hash
@@ -37,6 +38,8 @@ if TYPE_CHECKING:
     from replication.cluster.regionserver import HRegionServer
 
 LOG = logging.getLogger(__name__)
+
+FORWARD_THREADS = 4  # concurrent owner forwards of one server's sink (requests from several sources)
 
 
 class BadReplicationRequest(HbrepError):
@@ -107,6 +110,7 @@ class ReplicationSink:
         self.failed_batches = 0
         self.age_of_last_applied_op = 0
         self._client = None
+        self._pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
 
     def replicate_request(self, request: Admin_pb2.ReplicateWALEntryRequest) -> None:
@@ -198,18 +202,15 @@ class ReplicationSink:
                 previous_row = row
             target.append(cell)
         local = by_owner.pop(self.server.server_name, [])
-        for owner, owned in by_owner.items():
-            try:
-                self.client().mutate_on(owner, table, owned, cluster_ids)
-            except (UnknownTable, UnknownFamily):
-                raise
-            except HbrepError as exc:  # the owner died or is stopping: any server accepts any row
-                LOG.warning(
-                    "sink: owner %s of %d cells did not take them (%s); writing locally", owner, len(owned), exc
-                )
-                local.extend(owned)
+        client = self.client() if by_owner else None
+        forwards = {
+            owner: self._forward(client.mutate_on, owner, table, owned, cluster_ids)
+            for owner, owned in by_owner.items()
+        }
         if local:
-            self.server.mutate(table, local, cluster_ids)
+            self._write_local_while_forwarding(table, local, cluster_ids, forwards)
+        for owner in self._owners_that_failed(forwards):  # any server accepts any row
+            self.server.mutate(table, by_owner[owner], cluster_ids)
 
     def _write_encoded(
         self, table: str, cells: list[Cell], cluster_ids: list[uuid.UUID], encoded: _Encoded, servers: list[str]
@@ -229,19 +230,60 @@ class ReplicationSink:
             target[0].append(cell)
             target[1].append(span)
         local_cells, local_spans = by_owner.pop(self.server.server_name, ([], []))
-        for owner, (owned, owned_spans) in by_owner.items():
-            try:
-                self.client().mutate_encoded_on(owner, table, len(owned), encoded.join(owned_spans), cluster_ids)
-            except (UnknownTable, UnknownFamily):
-                raise
-            except HbrepError as exc:  # the owner died or is stopping: any server accepts any row
-                LOG.warning(
-                    "sink: owner %s of %d cells did not take them (%s); writing locally", owner, len(owned), exc
-                )
-                local_cells.extend(owned)
-                local_spans.extend(owned_spans)
+        client = self.client() if by_owner else None
+        forwards = {
+            owner: self._forward(
+                client.mutate_encoded_on, owner, table, len(owned), encoded.join(owned_spans), cluster_ids
+            )
+            for owner, (owned, owned_spans) in by_owner.items()
+        }
         if local_cells:
-            self.server.mutate(table, local_cells, cluster_ids, encoded=encoded.join(local_spans))
+            self._write_local_while_forwarding(table, local_cells, cluster_ids, forwards, encoded.join(local_spans))
+        for owner in self._owners_that_failed(forwards):  # any server accepts any row
+            owned, owned_spans = by_owner[owner]
+            self.server.mutate(table, owned, cluster_ids, encoded=encoded.join(owned_spans))
+
+    # The owners' shares go out on the forward pool while this server writes its own share, so the
+    # owner's decode + WAL fsync overlaps this server's (they were sequential: profiled sink path, see
+    # BENCHMARKS.md). The call still returns only when every share is durable somewhere.
+    def _forward(self, call, *args) -> Future:  # type: ignore[no-untyped-def]
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=FORWARD_THREADS, thread_name_prefix="sink-forward")
+            return self._pool.submit(call, *args)
+
+    def _write_local_while_forwarding(
+        self, table: str, cells: list[Cell], cluster_ids: list[uuid.UUID], forwards: dict[str, Future], encoded=None
+    ) -> None:  # type: ignore[no-untyped-def]
+        try:
+            self.server.mutate(table, cells, cluster_ids, encoded=encoded)
+        except BaseException:
+            wait(forwards.values())  # nothing of this request stays in flight when it fails
+            raise
+
+    def _owners_that_failed(self, forwards: dict[str, Future]) -> list[str]:
+        """Wait for every forward; the owners that did not take their cells (their cells get written here).
+        UnknownTable / UnknownFamily from an owner fail the request (after every forward ended)."""
+        failed: list[str] = []
+        schema_error: BaseException | None = None
+        for owner, future in forwards.items():
+            try:
+                future.result()
+            except (UnknownTable, UnknownFamily) as exc:
+                schema_error = schema_error or exc
+            except HbrepError as exc:  # the owner died or is stopping
+                LOG.warning("sink: owner %s did not take its cells (%s); writing them locally", owner, exc)
+                failed.append(owner)
+        if schema_error is not None:
+            raise schema_error
+        return failed
+
+    def close(self) -> None:
+        """Stop the forward pool (the server is stopping)."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
 
     def client(self):  # type: ignore[no-untyped-def]
         """A ClusterClient of this cluster sharing the server's ZooKeeper session."""
