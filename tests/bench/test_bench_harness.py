@@ -18,12 +18,24 @@ def results_dir(tmp_path, monkeypatch):
     return tmp_path
 
 
-def _result(folder, name: str, ratios: dict, quick: bool = False) -> None:
-    (folder / f"{name}.json").write_text(json.dumps({"name": name, "figures": {}, "ratios": ratios, "quick": quick}))
+def _result(folder, name: str, ratios: dict, quick: bool = False, figures: dict | None = None) -> None:
+    (folder / f"{name}.json").write_text(
+        json.dumps({"name": name, "figures": figures or {}, "ratios": ratios, "quick": quick})
+    )
+
+
+def _e2e_figures(rows: int) -> dict:
+    return {
+        "replication: rows shipped": rows,
+        "replication: seconds (all cycles)": 2.5,
+        "ingest: rows/s (4 clients, 100 rows/batch)": 41469.0,
+    }
 
 
 def test_targets_table_says_met_missed_by_how_much_and_not_measured(results_dir):
-    _result(results_dir, "e2e", {"replication rows/s / ingest rows/s (target >= 3)": 1.5})
+    _result(
+        results_dir, "e2e", {"replication rows/s / ingest rows/s (target >= 3)": 1.5}, figures=_e2e_figures(400_000)
+    )
     _result(results_dir, "cycle_cost", {"nothing to ship: cycle (s, median)": 0.4}, quick=True)
     rows = {
         line.split(" | ")[0].lstrip("| "): line
@@ -31,10 +43,25 @@ def test_targets_table_says_met_missed_by_how_much_and_not_measured(results_dir)
         if line.startswith("| ")
     }
     e2e = rows["end-to-end replication >= 3x the source's ingest rate"]
-    assert "**missed by 2.0x**: bounded by the peer applies every cell" in e2e
+    # the explanation quotes the run's own figures
+    assert "**missed by 2.0x**: bounded by the peer: it applies every shipped cell" in e2e
+    assert "own ingest (41,469 rows/s in this run)" in e2e
+    assert "small sample" not in e2e
     assert "met" in rows["a cycle with nothing to ship <= 2 s (no Spark job)"]
     assert "(quick pass)" in rows["a cycle with nothing to ship <= 2 s (no Spark job)"]
     assert "not measured" in rows["claim of 10,000 WALs <= 5 s"]
+
+
+def test_a_small_e2e_sample_is_named_in_the_explanation(results_dir):
+    _result(results_dir, "e2e", {"replication rows/s / ingest rows/s (target >= 3)": 0.5}, figures=_e2e_figures(5000))
+    line = next(x for x in registry._targets_table(results_dir) if x.startswith("| end-to-end"))
+    assert "bounded by a small sample (5,000 rows shipped in 2.50 s of cycles" in line
+
+
+def test_an_explanation_missing_its_figures_says_which(results_dir):
+    _result(results_dir, "wal_reader", {"ycsb_10_cells: ship path / plain read": 0.05})
+    line = next(x for x in registry._targets_table(results_dir) if x.startswith("| WAL reader"))
+    assert "**missed by 2.0x**: bounded by (explanation needs figure 'ycsb_10_cells: entries')" in line
 
 
 def test_a_missed_upper_bound_reports_value_over_threshold(results_dir):
