@@ -74,6 +74,42 @@ def canonical_spans(spans: list[tuple[int, int] | None]) -> list[tuple[int, int]
     return None if None in spans else spans  # type: ignore[return-value]
 
 
+def split_by_owner(
+    cells: Sequence[Cell], spans: Sequence[tuple[int, int]], ordered_servers: Sequence[str]
+) -> dict[str, tuple[list[Cell], list[tuple[int, int]]]]:
+    """Each owner's cells (``ordered_servers[row_hash(row) % n]``, in order) and their bytes in the block
+    as ranges: adjacent cells of one owner are merged into one range, so joining a share copies a few
+    slices instead of one per cell (the per-cell join was 15% of the sink's CPU under py-spy)."""
+    count = len(ordered_servers)
+    by_owner: dict[str, tuple[list[Cell], list[tuple[int, int]]]] = {}
+    owned: list[Cell] = []
+    ranges: list[tuple[int, int]] = []
+    previous_row: bytes | None = None
+    run_start = run_end = -1  # the current owner's open range, appended when it breaks
+    for cell, (start, end) in zip(cells, spans, strict=True):
+        row = cell.row
+        if row != previous_row:
+            previous_row = row
+            owner = ordered_servers[row_hash(row) % count]
+            target = by_owner.get(owner)
+            if target is None:
+                target = by_owner[owner] = ([], [])
+            if target[0] is not owned:  # another owner: close this one's range
+                if run_end >= 0:
+                    ranges.append((run_start, run_end))
+                owned, ranges = target
+                run_start = run_end = -1
+        owned.append(cell)
+        if start != run_end:
+            if run_end >= 0:
+                ranges.append((run_start, run_end))
+            run_start = start
+        run_end = end
+    if run_end >= 0:
+        ranges.append((run_start, run_end))
+    return by_owner
+
+
 class _Encoded:
     """The request's cell block and the spans of one group's cells in it."""
 
@@ -216,19 +252,7 @@ class ReplicationSink:
         self, table: str, cells: list[Cell], cluster_ids: list[uuid.UUID], encoded: _Encoded, servers: list[str]
     ) -> None:
         """As :meth:`_write`, forwarding each cell's shipped bytes (to the owner and into the WAL)."""
-        ordered = sorted(servers)
-        count = len(ordered)
-        by_owner: dict[str, tuple[list[Cell], list[tuple[int, int]]]] = {}
-        previous_row: bytes | None = None
-        target: tuple[list[Cell], list[tuple[int, int]]] = ([], [])
-        for cell, span in zip(cells, encoded.spans, strict=True):
-            row = cell.row
-            if row != previous_row:
-                owner = ordered[row_hash(row) % count]
-                target = by_owner.get(owner) or by_owner.setdefault(owner, ([], []))
-                previous_row = row
-            target[0].append(cell)
-            target[1].append(span)
+        by_owner = split_by_owner(cells, encoded.spans, sorted(servers))
         local_cells, local_spans = by_owner.pop(self.server.server_name, ([], []))
         client = self.client() if by_owner else None
         forwards = {

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import struct
 
-from replication.cluster.sink import _Encoded, canonical_spans
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from replication.cluster.regions import owner_of
+from replication.cluster.sink import _Encoded, canonical_spans, split_by_owner
 from replication.wal.cell_codec import decode_cells, encode_cell, encode_cells
 from replication.wal.model import Cell, CellType
 
@@ -45,3 +49,34 @@ def test_an_explicit_empty_tags_block_is_not_canonical_so_the_cells_are_encoded_
     assert end == len(plain + with_empty_tags) and decoded == [cell, cell]
     assert recorded == [(0, len(plain)), None]
     assert canonical_spans(recorded) is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    rows=st.lists(st.integers(0, 12), min_size=0, max_size=40),
+    gaps=st.lists(st.booleans(), min_size=40, max_size=40),
+    servers=st.integers(1, 4),
+)
+def test_split_by_owner_gives_each_owner_its_cells_and_exactly_their_bytes(rows, gaps, servers):
+    """Whatever the rows, their order and gaps between cells (entries of other groups in between), each
+    owner gets its cells in order and its ranges join to exactly those cells' encodings."""
+    cells = [
+        Cell(b"row-%d" % r, b"f", b"q%d" % i, 1000 + i, int(CellType.PUT), b"v" * (i % 5)) for i, r in enumerate(rows)
+    ]
+    block = bytearray()
+    spans = []
+    for cell, gap in zip(cells, gaps, strict=False):
+        if gap:
+            block += b"\xee" * 3  # bytes of another group's cell
+        start = len(block)
+        block += encode_cell(cell)
+        spans.append((start, len(block)))
+    ordered = [f"rs{i}" for i in range(servers)]
+    split = split_by_owner(cells, spans, ordered)
+    encoded = _Encoded(memoryview(bytes(block)), [])
+    assert sum(len(owned) for owned, _ in split.values()) == len(cells)
+    for owner, (owned, ranges) in split.items():
+        expected = [c for c in cells if owner_of(c.row, ordered) == owner]
+        assert owned == expected
+        assert encoded.join(ranges) == encode_cells(expected)
+        assert len(ranges) <= len(expected)
