@@ -97,6 +97,8 @@ DEFAULTS: dict[str, str] = {
     "hbrep.zk.auth": "",
     "hbrep.source.ship.max.attempts": "10",
     "hbrep.ship.lease.ms": "900000",
+    # region-server processes: CPython gc thresholds gen0,gen1,gen2 (see replication/cluster/gc_tuning.py)
+    "hbrep.regionserver.gc.thresholds": "20000,20,10",
 }
 
 Validator = Callable[[str], object]
@@ -152,6 +154,16 @@ def _digest_auth(raw: str) -> str:
     if raw and (not sep or not user.strip() or not password):
         raise ValueError("must be empty or user:password with a non-empty user and password (value not shown)")
     return raw
+
+
+def parse_gc_thresholds(raw: str) -> tuple[int, int, int]:
+    """``"20000,20,10"`` → (20000, 20, 10); ValueError naming what is wrong otherwise."""
+    parts = [p.strip() for p in raw.split(",")]
+    message = f"{raw!r} must be three comma-separated non-negative integers (gen0,gen1,gen2 thresholds)"
+    if len(parts) != 3 or not all(p.isdigit() for p in parts):
+        raise ValueError(message)
+    first, second, third = (int(p) for p in parts)
+    return first, second, third
 
 
 def _name(raw: str) -> str:
@@ -212,6 +224,7 @@ VALIDATORS: dict[str, Validator] = {
     "hbrep.zk.auth": _digest_auth,
     "hbrep.source.ship.max.attempts": _int(1),
     "hbrep.ship.lease.ms": _int(1000),
+    "hbrep.regionserver.gc.thresholds": parse_gc_thresholds,
 }
 
 

@@ -60,6 +60,8 @@ def test_bad_ratio_rejected_with_key_named(tmp_path):
         ("replication.source.size.capacity", "0", "below the minimum 1"),
         ("replication.source.eof.autorecovery", "maybe", "not a boolean"),
         ("zookeeper.znode.parent", "hbase", "must start with '/'"),
+        ("hbrep.regionserver.gc.thresholds", "20000,20", "three comma-separated non-negative integers"),
+        ("hbrep.regionserver.gc.thresholds", "20000,-1,10", "three comma-separated non-negative integers"),
     ],
 )
 def test_bad_values_rejected(key, value, message):

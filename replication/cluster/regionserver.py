@@ -426,6 +426,9 @@ def main(argv: list[str] | None = None) -> int:
         LOG.error("region server did not start: %s", exc)
         print(f"hbrep: error: {exc}", file=sys.stderr)
         return 1
+    from replication.cluster.gc_tuning import tune_gc
+
+    tune_gc(conf)  # this process only: in-process servers (tests, benches) leave their host's gc alone
     if args.ready_file:
         tmp = args.ready_file + ".tmp"
         with open(tmp, "w") as out:
