@@ -1,7 +1,7 @@
 """Child process of bench/hot_paths.py: times one hot path with whatever ``replication`` package
 PYTHONPATH puts first (the baseline tree or the current one). Prints one JSON line.
 
-    python bench/_hot_child.py filter|sink|decode WORKDIR
+    python bench/_hot_child.py filter|sink|decode|memstore WORKDIR
 """
 
 from __future__ import annotations
@@ -168,11 +168,62 @@ def sink_decode(work: str) -> dict:
     return {"cells": cells, "seconds": best, "cells_per_s": cells / best}
 
 
+def memstore_fill(work: str) -> dict:
+    """Replicated cells decoded (sink.decode_request) into a region's memstore (HRegion.add) and kept
+    there, as a region server keeps them until a flush: 800k cells (requests of 20 entries x 100
+    cells), cells per CPU second, one pass. HOT_GC=tuned applies the region-server process settings
+    (gc_tuning.tune_gc); otherwise CPython's defaults. Also reports the time spent in collections."""
+    import gc
+
+    if os.environ.get("HOT_GC") == "tuned":
+        from replication.cluster.gc_tuning import tune_gc
+        from replication.config import Config
+
+        tune_gc(Config.load(env={}))
+    from replication.cluster import sink
+    from replication.cluster.region import HRegion
+    from replication.cluster.sink_client import build_request
+    from replication.wal.cell_codec import encode_cells
+
+    entries = _entries(200, seed=17)
+    source_id = str(uuid.uuid4())
+    payloads = [
+        build_request(
+            [(e.key, len(e.cells), encode_cells(e.cells)) for e in entries[i : i + 20]], source_id
+        ).SerializeToString()
+        for i in range(0, len(entries), 20)
+    ]
+    request_type = type(build_request([], source_id))
+    region = HRegion("bench", "rs", 0)
+    collecting = [0.0, 0.0]
+
+    def on_gc(phase: str, info: dict) -> None:
+        if phase == "start":
+            collecting[1] = time.perf_counter()
+        else:
+            collecting[0] += time.perf_counter() - collecting[1]
+
+    gc.callbacks.append(on_gc)
+    rounds = 40  # 40 x 20,000 cells
+    t0 = time.process_time()
+    for _ in range(rounds):
+        for payload in payloads:  # a fresh request object per call, as the RPC layer hands them out
+            request = request_type.FromString(payload)
+            for _key, cells in sink.decode_request(request):
+                region.add(cells, region.next_sequence())
+    seconds = time.process_time() - t0
+    gc.callbacks.remove(on_gc)
+    cells = rounds * len(entries) * CELLS_PER_ENTRY
+    assert len(region.memstore) == cells, len(region.memstore)
+    return {"cells": cells, "seconds": seconds, "cells_per_s": cells / seconds, "gc_seconds": collecting[0]}
+
+
 def main() -> int:
     import replication
 
     mode, work = sys.argv[1], sys.argv[2]
-    result = {"filter": filter_loop, "sink": sink_apply, "decode": sink_decode}[mode](work)
+    modes = {"filter": filter_loop, "sink": sink_apply, "decode": sink_decode, "memstore": memstore_fill}
+    result = modes[mode](work)
     result["package"] = os.path.dirname(os.path.dirname(replication.__file__))
     print(json.dumps(result))
     return 0
