@@ -123,9 +123,9 @@ class EntryFilter:
                     kept.append((start, end))
         if not kept:
             return None
-        if len(kept) == 1 and kept[0] == (0, len(cell_bytes)):
-            body = cell_bytes  # every cell ships: forward the slice as it is
-        else:
-            body = b"".join(cell_bytes[s:e] for s, e in kept)
+        # every cell ships: the entry's bytes as copied above, so a batch pins none of the reader's 8 MB
+        # read chunks (a memoryview slice kept its whole chunk alive: bench/ship_memory.py)
+        every_cell = len(kept) == 1 and kept[0] == (0, len(cell_bytes))
+        body = raw if every_cell else b"".join(cell_bytes[s:e] for s, e in kept)
         cluster_ids = key.cluster_ids if self._local in key.cluster_ids else [*key.cluster_ids, self._local]
         return ShipEntry(replace(key, cluster_ids=cluster_ids), count, body, rows)
