@@ -63,13 +63,6 @@ def filter_loop(work: str) -> dict:
     return {"cells": cells, "seconds": best, "cells_per_s": cells / best, "mb": os.path.getsize(path) / 2**20}
 
 
-def _process_cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of process ``pid`` (all its threads) from /proc/<pid>/stat."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def sink_apply(work: str) -> dict:
     """ReplicationSink.replicate_request on an in-process region server of a 2-server peer (the other
     one a process, so half the rows take the routing hop); requests of 20 entries x 100 cells. Best of
@@ -108,10 +101,12 @@ def sink_apply(work: str) -> dict:
                 ]
                 sink = rs.replication_sink()
                 sink.replicate_request(requests[0])  # warm: channels, imports
-                others = [p.pid for p in cluster.processes.values() if p.poll() is None]
+                import psutil
 
-                def cpu() -> float:
-                    return time.process_time() + sum(_process_cpu_seconds(pid) for pid in others)
+                others = [psutil.Process(p.pid) for p in cluster.processes.values() if p.poll() is None]
+
+                def cpu() -> float:  # this process's threads + the other server's process
+                    return time.process_time() + sum(t.user + t.system for t in (o.cpu_times() for o in others))
 
                 best, best_cpu = float("inf"), float("inf")
                 for _ in range(3):
@@ -183,6 +178,7 @@ def memstore_fill(work: str) -> dict:
     from replication.cluster import sink
     from replication.cluster.region import HRegion
     from replication.cluster.sink_client import build_request
+    from replication.proto.Admin_pb2 import ReplicateWALEntryRequest
     from replication.wal.cell_codec import encode_cells
 
     entries = _entries(200, seed=17)
@@ -193,7 +189,6 @@ def memstore_fill(work: str) -> dict:
         ).SerializeToString()
         for i in range(0, len(entries), 20)
     ]
-    request_type = type(build_request([], source_id))
     region = HRegion("bench", "rs", 0)
     collecting = [0.0, 0.0]
 
@@ -208,7 +203,7 @@ def memstore_fill(work: str) -> dict:
     t0 = time.process_time()
     for _ in range(rounds):
         for payload in payloads:  # a fresh request object per call, as the RPC layer hands them out
-            request = request_type.FromString(payload)
+            request = ReplicateWALEntryRequest.FromString(payload)
             for _key, cells in sink.decode_request(request):
                 region.add(cells, region.next_sequence())
     seconds = time.process_time() - t0

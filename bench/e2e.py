@@ -30,54 +30,44 @@ def run(quick: bool) -> dict:
     value_size = 1000
     backlog_rows = backlog_mb * MB // (value_size + 20)
     spark = s.spark()
-    per_round: list[tuple[float, float, float]] = []  # (ratio, ingest rows/s, replication rows/s)
-    retries = 0
-    ingest_rows = shipped_rows = cycles = 0
-    ingest_bytes = ship_bytes = 0
-    ingest_s = ship_s = 0.0
+    rounds_run = []  # (ingest LoadResult, drain DrainStats) per round
     with s.replication_pair(overrides=s.STEADY_CONF) as pair:
         s.load(pair, 400, prefix=b"w")  # warm: connections, imports, the Spark job's Python workers
         s.drain(pair, spark)
 
         for i in range(rounds):
             ingest = s.load(pair, rows, prefix=b"i%d-" % i)
-            ship = s.drain(pair, spark)
-            per_round.append(
-                (ship.rows / ship.seconds / ingest.rows_per_s, ingest.rows_per_s, ship.rows / ship.seconds)
-            )
-            retries += ingest.retries
-            ingest_rows, ingest_bytes, ingest_s = (
-                ingest_rows + ingest.rows,
-                ingest_bytes + ingest.bytes,
-                ingest_s + ingest.seconds,
-            )
-            shipped_rows, ship_bytes, ship_s = shipped_rows + ship.rows, ship_bytes + ship.bytes, ship_s + ship.seconds
-            cycles += ship.cycles
+            rounds_run.append((ingest, s.drain(pair, spark)))
 
         t0 = time.monotonic()
         backlog = s.load(pair, backlog_rows, batch=200, value_size=value_size, prefix=b"b")
         write_s = time.monotonic() - t0
         catch = s.drain(pair, spark)
 
+    # (ratio, ingest rows/s, replication rows/s) of each round, the ratio taken within the round
+    per_round = [(d.rows / d.seconds / i.rows_per_s, i.rows_per_s, d.rows / d.seconds) for i, d in rounds_run]
     median_ratio, median_ingest, median_ship = sorted(per_round)[len(per_round) // 2]
+    ingest_s = sum(i.seconds for i, _ in rounds_run)
+    ship_s = sum(d.seconds for _, d in rounds_run)
     catch_mb_s = catch.bytes / catch.seconds / MB
     label = f"{backlog_mb} MB" if backlog_mb < 1024 else "1 GB"
     figures = {
         "rounds (ingest, then drain; median round reported)": rounds,
-        "ingest: rows": ingest_rows,
+        "ingest: rows": sum(i.rows for i, _ in rounds_run),
         "ingest: rows/s (4 clients, 100 rows/batch)": median_ingest,
-        "ingest: MB/s (all rounds)": ingest_bytes / ingest_s / 1e6,
-        "replication: rows shipped": shipped_rows,
-        "replication: cycles": cycles,
+        "ingest: MB/s (all rounds)": sum(i.bytes for i, _ in rounds_run) / ingest_s / 1e6,
+        "replication: rows shipped": sum(d.rows for _, d in rounds_run),
+        "replication: cycles": sum(d.cycles for _, d in rounds_run),
         "replication: seconds (all cycles)": ship_s,
         "replication: rows/s": median_ship,
-        "replication: MB/s (cell bytes, all rounds)": ship_bytes / ship_s / 1e6,
+        "replication: MB/s (cell bytes, all rounds)": sum(d.bytes for _, d in rounds_run) / ship_s / 1e6,
         "replication / ingest, each round": " / ".join(f"{r:.2f}" for r, _, _ in per_round),
         "replication / ingest, worst round": min(r for r, _, _ in per_round),
         f"backlog {label}: rows": backlog.rows,
         f"backlog {label}: cell bytes shipped (MB)": catch.bytes / MB,
         f"backlog {label}: write time (s)": write_s,
-        "client batches re-sent (ingest + backlog; a server slow to answer)": retries + backlog.retries,
+        "client batches re-sent (ingest + backlog; a server slow to answer)": sum(i.retries for i, _ in rounds_run)
+        + backlog.retries,
         f"backlog {label}: catch-up time (s)": catch.seconds,
         f"backlog {label}: catch-up cycles": catch.cycles,
         f"backlog {label}: catch-up rate (MB/s)": catch_mb_s,

@@ -227,12 +227,13 @@ def _targets_table(results: Path) -> list[str]:
             verdict = "met"
         else:
             factor = threshold / value if op == ">=" and value else value / threshold
+            explanation = bound
             if callable(bound):
                 try:
-                    bound = bound(figures)
+                    explanation = bound(figures)
                 except KeyError as exc:  # a quick pass or an older result without that figure
-                    bound = f"(explanation needs figure {exc})"
-            verdict = f"**missed by {factor:,.1f}x**" + (f": bounded by {bound}" if bound else "")
+                    explanation = f"(explanation needs figure {exc})"
+            verdict = f"**missed by {factor:,.1f}x**" + (f": bounded by {explanation}" if explanation else "")
         quick = " (quick pass)" if result.get("quick") else ""
         lines.append(f"| {what} | {_fmt(value)} ({key}){quick} | {verdict} |")
     return [*lines, ""]

@@ -222,7 +222,10 @@ class ReplicationSink:
         if self.server.server_name not in servers:
             servers = sorted([*servers, self.server.server_name])
         if encoded is not None:
-            self._write_encoded(table, cells, cluster_ids, encoded, servers)
+            routed = split_by_owner(cells, encoded.spans, sorted(servers))
+            self._apply_shares(
+                table, cluster_ids, {owner: (owned, encoded.join(ranges)) for owner, (owned, ranges) in routed.items()}
+            )
             return
         by_owner: dict[str, list[Cell]] = defaultdict(list)
         # owner_of(row, servers) for every cell, with the server list sorted once per batch instead of
@@ -237,53 +240,45 @@ class ReplicationSink:
                 target = by_owner[ordered[row_hash(row) % count]]
                 previous_row = row
             target.append(cell)
-        local = by_owner.pop(self.server.server_name, [])
-        client = self.client() if by_owner else None
-        forwards = {
-            owner: self._forward(client.mutate_on, owner, table, owned, cluster_ids)
-            for owner, owned in by_owner.items()
-        }
-        if local:
-            self._write_local_while_forwarding(table, local, cluster_ids, forwards)
-        for owner in self._owners_that_failed(forwards):  # any server accepts any row
-            self.server.mutate(table, by_owner[owner], cluster_ids)
-
-    def _write_encoded(
-        self, table: str, cells: list[Cell], cluster_ids: list[uuid.UUID], encoded: _Encoded, servers: list[str]
-    ) -> None:
-        """As :meth:`_write`, forwarding each cell's shipped bytes (to the owner and into the WAL)."""
-        by_owner = split_by_owner(cells, encoded.spans, sorted(servers))
-        local_cells, local_spans = by_owner.pop(self.server.server_name, ([], []))
-        client = self.client() if by_owner else None
-        forwards = {
-            owner: self._forward(
-                client.mutate_encoded_on, owner, table, len(owned), encoded.join(owned_spans), cluster_ids
-            )
-            for owner, (owned, owned_spans) in by_owner.items()
-        }
-        if local_cells:
-            self._write_local_while_forwarding(table, local_cells, cluster_ids, forwards, encoded.join(local_spans))
-        for owner in self._owners_that_failed(forwards):  # any server accepts any row
-            owned, owned_spans = by_owner[owner]
-            self.server.mutate(table, owned, cluster_ids, encoded=encoded.join(owned_spans))
+        self._apply_shares(table, cluster_ids, {owner: (owned, None) for owner, owned in by_owner.items()})
 
     # The owners' shares go out on the forward pool while this server writes its own share, so the
     # owner's decode + WAL fsync overlaps this server's (they were sequential: profiled sink path, see
     # BENCHMARKS.md). The call still returns only when every share is durable somewhere.
+    def _apply_shares(
+        self, table: str, cluster_ids: list[uuid.UUID], shares: dict[str, tuple[list[Cell], bytes | None]]
+    ) -> None:
+        """Write each owner's share (its cells, and their shipped bytes when they can be forwarded as
+        they are): this server's own here, the others' forwarded meanwhile; a share whose owner does
+        not take it is written here too."""
+        local_cells, local_bytes = shares.pop(self.server.server_name, ([], None))
+        forwards = {
+            owner: self._forward(self._send_share, owner, table, owned, data, cluster_ids)
+            for owner, (owned, data) in shares.items()
+        }
+        if local_cells:
+            try:
+                self.server.mutate(table, local_cells, cluster_ids, encoded=local_bytes)
+            except BaseException:
+                wait(forwards.values())  # nothing of this request stays in flight when it fails
+                raise
+        for owner in self._owners_that_failed(forwards):  # any server accepts any row
+            owned, data = shares[owner]
+            self.server.mutate(table, owned, cluster_ids, encoded=data)
+
+    def _send_share(
+        self, owner: str, table: str, cells: list[Cell], data: bytes | None, cluster_ids: list[uuid.UUID]
+    ) -> int:
+        client = self.client()
+        if data is None:
+            return client.mutate_on(owner, table, cells, cluster_ids)
+        return client.mutate_encoded_on(owner, table, len(cells), data, cluster_ids)
+
     def _forward(self, call, *args) -> Future:  # type: ignore[no-untyped-def]
         with self._lock:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(max_workers=FORWARD_THREADS, thread_name_prefix="sink-forward")
             return self._pool.submit(call, *args)
-
-    def _write_local_while_forwarding(
-        self, table: str, cells: list[Cell], cluster_ids: list[uuid.UUID], forwards: dict[str, Future], encoded=None
-    ) -> None:  # type: ignore[no-untyped-def]
-        try:
-            self.server.mutate(table, cells, cluster_ids, encoded=encoded)
-        except BaseException:
-            wait(forwards.values())  # nothing of this request stays in flight when it fails
-            raise
 
     def _owners_that_failed(self, forwards: dict[str, Future]) -> list[str]:
         """Wait for every forward; the owners that did not take their cells (their cells get written here).
