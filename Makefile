@@ -67,9 +67,10 @@ clean:
 up: install
 	scripts/airflow-up.sh
 
-# Stop every process `make up` started.
+# Stop every process `make up` started; the clusters' state is kept for the next `make up`.
+# `make down CLEAN=1` also removes it, so the next `make up` starts from empty clusters.
 down:
-	scripts/airflow-down.sh
+	scripts/airflow-down.sh $(if $(CLEAN),--clean,)
 
 # Headless Chromium for the Replication view test (tests/plugins/test_replication_view.py).
 chromium:

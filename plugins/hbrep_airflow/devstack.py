@@ -12,6 +12,7 @@ import argparse
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -39,10 +40,13 @@ def up(state: Path, zk_port: int, port: int) -> None:
     """Start everything (see module doc) and print the UI address and how to log in."""
     from replication.cluster.embedded import start_cluster
     from replication.config import Config
+    from replication.net import port_in_use
     from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
     from replication.zk.peer_storage import ReplicationPeerConfig, ReplicationPeerStorage
     from replication.zk.server import ZooKeeperServer
 
+    if port_in_use(port):
+        raise SystemExit(f"port {port} on 127.0.0.1 is already in use (Airflow's API server); pass --port N")
     state.mkdir(parents=True, exist_ok=True)
     zk = ZooKeeperServer(state / "zk", zk_port)
     zk.start()
@@ -93,14 +97,19 @@ def up(state: Path, zk_port: int, port: int) -> None:
     print("Stop everything:   make down")
 
 
-def down(state: Path) -> None:
-    """Stop what ``up`` started: the Airflow session, the region servers, ZooKeeper."""
+def down(state: Path, clean: bool = False) -> None:
+    """Stop what ``up`` started: the Airflow session, the region servers, ZooKeeper.
+
+    The clusters' state (ZooKeeper data, WALs, tables, Airflow's database) is kept for the next ``up``
+    unless ``clean`` is set, which removes the whole state folder once everything is stopped.
+    """
     from replication.cluster.embedded import stop_servers
     from replication.zk.server import ZooKeeperServer
 
     path = state / "stack.json"
     if not path.exists():
         print("nothing to stop")
+        _remove_state(state, clean)
         return
     stack = json.loads(path.read_text())
     sid = stack.get("airflow_sid")
@@ -120,6 +129,13 @@ def down(state: Path) -> None:
     ZooKeeperServer(stack["zk_dir"], int(stack["zk_port"])).stop()
     path.unlink()
     print("stopped Airflow, the region servers and ZooKeeper")
+    _remove_state(state, clean)
+
+
+def _remove_state(state: Path, clean: bool) -> None:
+    if clean and state.exists():
+        shutil.rmtree(state)
+        print(f"removed {state} (the next make up starts with empty clusters)")
 
 
 def _session_pids(sid: int) -> list[int]:
@@ -141,12 +157,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--state", default=str(REPO / ".hbrep" / "airflow-stack"))
     parser.add_argument("--zk-port", type=int, default=21810)
     parser.add_argument("--port", type=int, default=8080)
+    parser.add_argument("--clean", action="store_true", help="down: also remove the state folder")
     args = parser.parse_args(argv)
     state = Path(args.state).resolve()
     if args.action == "up":
         up(state, args.zk_port, args.port)
     else:
-        down(state)
+        down(state, clean=args.clean)
     return 0
 
 

@@ -14,6 +14,7 @@ from replication.cluster import rpc
 from replication.cluster.errors import RegionServerAborted
 from replication.cluster.sink import canonical_spans
 from replication.errors import HbrepError
+from replication.net import port_in_use
 from replication.proto import Admin_pb2, Admin_pb2_grpc, HBase_pb2
 from replication.tables.errors import UnknownFamily, UnknownTable
 from replication.wal.cell_codec import decode_cells
@@ -129,10 +130,14 @@ class AdminServicer(Admin_pb2_grpc.AdminServiceServicer):
 
 def build_server(server: HRegionServer, address: str, workers: int = 8) -> tuple[grpc.Server, int]:
     """A gRPC server for ``server`` bound to ``address`` (loopback; port 0 = pick one); returns it and its port."""
+    host, _, wanted = address.rpartition(":")
+    if int(wanted) and port_in_use(int(wanted), host):
+        raise RegionServerAborted(f"port {wanted} on {host} is already in use")
     grpc_server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rpc"),
         interceptors=[TokenInterceptor(server.token)],
-        options=rpc.CHANNEL_OPTIONS,
+        # gRPC sets SO_REUSEPORT by default, which would let a second server share a taken port silently.
+        options=[*rpc.CHANNEL_OPTIONS, ("grpc.so_reuseport", 0)],
     )
     Admin_pb2_grpc.add_AdminServiceServicer_to_server(AdminServicer(server), grpc_server)
     port = grpc_server.add_insecure_port(address)

@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from replication.errors import HbrepError
+from replication.net import LOOPBACK, free_port, port_in_use
 
 ZK_MAIN_STANDALONE = "org.apache.zookeeper.server.ZooKeeperServerMain"
 ZK_MAIN_QUORUM = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
-LOOPBACK = "127.0.0.1"
 
 
 class ZooKeeperServerError(HbrepError):
@@ -58,23 +58,6 @@ def four_letter_word(host: str, port: int, word: str = "srvr", timeout: float = 
                 break
             chunks.append(chunk)
     return b"".join(chunks).decode("utf-8", "replace")
-
-
-def free_port(host: str = LOOPBACK) -> int:
-    """A TCP port on ``host`` that was free a moment ago (bind to 0 and read it back)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
-
-
-def port_in_use(port: int, host: str = LOOPBACK) -> bool:
-    """True when something already listens on host:port (or it cannot be bound)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        try:
-            sock.bind((host, port))
-        except OSError:
-            return True
-    return False
 
 
 def pid_alive(pid: int) -> bool:

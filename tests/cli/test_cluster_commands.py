@@ -79,3 +79,34 @@ def test_cluster_lifecycle_and_writes(cluster_key, tmp_path):
     assert all(not pid_alive(s["pid"]) for s in listed)
     wrong = hbrep(cluster_key, "cluster", "stop", "other")
     assert wrong.returncode == 1 and "holds cluster 'demo'" in wrong.stderr
+
+
+def test_cluster_stop_then_start_at_once_on_the_same_port(cluster_key, tmp_path):
+    """Issue 28: `hbrep cluster stop && hbrep cluster start` with a fixed region-server port, twice, at once."""
+    from replication.net import free_port
+
+    root, port = str(tmp_path / "root"), free_port()
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "replication.cli", "--cluster", cluster_key, *args],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            env={"HBREP__zookeeper__session__timeout": "4000", "HBREP__hbase__regionserver__port": str(port),
+                 "PATH": "/usr/bin:/bin"},
+        )  # fmt: skip
+
+    try:
+        for round_ in range(3):
+            started = json.loads(ok(run("cluster", "start", "same-port", "--root", root, "--json")))
+            assert [s.split(",")[1] for s in started["servers"]] == [str(port)]
+            if round_ == 0:
+                ok(run("create_table", "t1", "f:1"))
+            ok(run("put", "t1", f"r{round_}", "f:a", "v"))  # client connections end in TIME-WAIT on the port
+            assert "stopped (1 region servers)" in ok(run("cluster", "stop", "same-port"))
+        # every round's write survived the restarts (stop flushes the memstores to table files)
+        state = scan_cells(read_cells(LocalFileSystem(), root, "t1"))
+        assert sorted(c.row for c in state) == [b"r0", b"r1", b"r2"]
+    finally:
+        run("cluster", "stop", "same-port")

@@ -63,3 +63,22 @@ def test_server_that_dies_shows_log_tail(tmp_path):
     with pytest.raises(ZooKeeperServerError, match="exited with code") as info:
         server.start(timeout=30)
     assert "log tail" in str(info.value)
+
+
+def test_stop_then_start_at_once_on_the_same_port(tmp_path):
+    """Issue 28: the old server's connections in TIME-WAIT do not block a new start on its port, twice."""
+    from kazoo.client import KazooClient
+
+    server = ZooKeeperServer(tmp_path / "zk", free_port())
+    try:
+        for round_ in range(3):
+            server.start()
+            client = KazooClient(hosts=server.hosts, timeout=10)
+            client.start(timeout=15)
+            client.ensure_path(f"/round{round_}")
+            assert client.exists("/round0") is not None  # the data survives the restarts
+            server.stop()  # the server closes its end first: it stays in TIME-WAIT on the port
+            client.stop()
+            client.close()
+    finally:
+        server.stop()

@@ -1,0 +1,57 @@
+"""Issue 28: `make down && make up` on the same ports succeeds at once, back to back, twice.
+
+Runs the same module `make up` / `make down` run (hbrep_airflow.devstack), on free ports and a state
+folder of its own, and keeps the clusters' state between the starts; `--clean` removes it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import urllib.request
+
+import pytest
+from kazoo.client import KazooClient
+
+from replication.net import free_port, port_in_use
+
+pytestmark = pytest.mark.slow
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def devstack(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
+    env["PYTHONPATH"] = os.path.join(REPO, "plugins")
+    return subprocess.run([sys.executable, "-m", "hbrep_airflow.devstack", *args], capture_output=True, text=True,
+                          timeout=420, env=env, cwd=REPO)  # fmt: skip
+
+
+def test_down_then_up_at_once_twice_keeps_state(tmp_path):
+    state, zk_port, port = str(tmp_path / "stack"), free_port(), free_port()
+    ports = ["--state", state, "--zk-port", str(zk_port), "--port", str(port)]
+    try:
+        for round_ in range(3):
+            up = devstack("up", *ports)
+            assert up.returncode == 0, up.stdout[-2000:] + up.stderr[-2000:]
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v2/monitor/health", timeout=10) as reply:
+                assert reply.status == 200
+            zk = KazooClient(hosts=f"127.0.0.1:{zk_port}", timeout=10)
+            zk.start(timeout=15)
+            try:
+                if round_ == 0:
+                    zk.create("/hbase-a/restart-marker", b"kept")
+                assert zk.get("/hbase-a/restart-marker")[0] == b"kept"  # the clusters' state survived
+                assert zk.get_children("/hbase-a/replication/peers") == ["1"]
+            finally:
+                zk.stop()
+                zk.close()
+            down = devstack("down", "--state", state)
+            assert down.returncode == 0, down.stderr
+            assert not port_in_use(zk_port) and not port_in_use(port)
+        assert (tmp_path / "stack" / "zk").is_dir()  # kept: the next up finds the clusters' state
+        cleaned = devstack("down", "--state", state, "--clean")
+        assert cleaned.returncode == 0 and not (tmp_path / "stack").exists()
+    finally:
+        devstack("down", "--state", state)
