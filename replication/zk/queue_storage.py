@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from kazoo.client import KazooClient
+from kazoo.client import KazooClient, TransactionRequest
 from kazoo.exceptions import (
     NoAuthError,
     NodeExistsError,
@@ -190,6 +190,43 @@ class ReplicationQueueStorage:
                 raise QueueStorageError(f"cannot set position {position}: no WAL znode {path}")
             if error is not None:
                 _raise(error, path)
+
+    def set_wal_positions(
+        self,
+        server: str,
+        queue_id: str,
+        positions: Mapping[str, tuple[int, int]],
+        finished: Mapping[str, int],
+        remove_queue: bool = False,
+    ) -> str | None:
+        """Record one queue's progress in ONE multi guarded by the znode versions a snapshot saw.
+
+        ``positions``: WAL -> (new position, version seen); ``finished``: WAL -> version seen, deleted;
+        ``remove_queue``: the queue itself is deleted too (a drained recovered queue). The multi also
+        carries the journal entry naming the queue. Returns None when applied, else why ZooKeeper
+        refused it (a version moved: the queue was claimed by failover or committed already), in
+        which case nothing was written. As ``ZKReplicationQueueStorage.setWALPosition``, which builds
+        its own multi of the position and the serial peers' last pushed sequence ids.
+
+        A connection loss is retried with a fresh multi (kazoo's retry policy): if the lost attempt had
+        been applied, the versions no longer match and the retry fails as a whole, a no-op.
+        """
+        paths = self.paths
+
+        def build(tx: TransactionRequest) -> None:
+            for wal, version in finished.items():
+                tx.delete(paths.wal(server, queue_id, wal), version=version)
+            for wal, (position, version) in positions.items():
+                tx.set_data(paths.wal(server, queue_id, wal), codec.position_to_bytes(position), version=version)
+            if remove_queue:
+                tx.delete(paths.queue(server, queue_id))
+
+        outcome = self.zk.retry(journal.commit, self.zk, paths, build, [journal.queue_ref(server, queue_id)])
+        failures = [o for o in outcome if isinstance(o, Exception)]
+        if not failures:
+            return None
+        real = [f for f in failures if type(f).__name__ != "RolledBackError"]
+        return type(real[0]).__name__ if real else "rolled back"
 
     def get_wal_position(self, server: str, queue_id: str, wal: str) -> int:
         """The recorded position (0 for an empty znode); QueueStorageError when the WAL is not queued."""
