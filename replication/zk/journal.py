@@ -27,22 +27,21 @@ from kazoo.client import KazooClient, TransactionRequest
 from kazoo.exceptions import NodeExistsError, NoNodeError
 
 from replication.zk.acl import acl_for
+from replication.zk.layout import JOURNAL_ENTRY_PREFIX as ENTRY_PREFIX
 from replication.zk.layout import ZNodePaths
 
-JOURNAL = "hbrep-journal"
-ENTRY_PREFIX = "q-"
 DEFAULT_KEEP = 5_000
 _DELETES_PER_MULTI = 2_000  # ~100 bytes per delete op: ~200 KB, far below jute.maxbuffer
 
 
 def journal_root(paths: ZNodePaths) -> str:
     """``<parent>/replication/hbrep-journal``."""
-    return f"{paths.replication}/{JOURNAL}"
+    return paths.journal
 
 
 def entry_prefix(paths: ZNodePaths) -> str:
     """The path a sequential entry is created at (ZooKeeper appends the 10-digit sequence)."""
-    return f"{journal_root(paths)}/{ENTRY_PREFIX}"
+    return paths.journal_entry_prefix()
 
 
 def entry_seq(name: str) -> int | None:
@@ -145,7 +144,7 @@ def trim(zk: KazooClient, paths: ZNodePaths, names: list[str], keep: int = DEFAU
         tx = zk.transaction()
         tx.set_data(root, str(chunk[-1][0]).encode("ascii"), version=stat.version)
         for _, name in chunk:
-            tx.delete(f"{root}/{name}")
+            tx.delete(paths.journal_entry(name))
         if any(isinstance(r, Exception) for r in tx.commit()):
             return deleted  # another trimmer is at work; it finishes the job
         deleted += len(chunk)

@@ -261,7 +261,7 @@ class ReplicationPeerStorage:
             for server, queue_id in self._queues_of(peer_id):
                 delete_queue(self.zk, self.paths, server, queue_id)  # journaled (journal.py)
             with contextlib.suppress(NoNodeError):
-                self.zk.delete(f"{self.paths.hfile_refs}/{peer_id}", recursive=True)
+                self.zk.delete(self.paths.hfile_refs_of(peer_id), recursive=True)
 
     def set_peer_state(self, peer_id: str, enabled: bool) -> None:
         """Write ENABLED/DISABLED to the peer-state znode (PeerNotFound when there is no such peer)."""

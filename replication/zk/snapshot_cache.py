@@ -247,13 +247,12 @@ def _distrust(cached, parent, rs_stat, journal_stat, mark: int, now: int, full_i
 
 
 def _read_entries(storage: ReplicationQueueStorage, fresh: list[tuple[int, str]]) -> list[journal.Entry] | None:
-    root = journal.journal_root(storage.paths)
-    datas = multi_read(storage.zk, [Read("data", f"{root}/{name}", 256) for _, name in fresh])
+    datas = multi_read(storage.zk, [Read("data", storage.paths.journal_entry(name), 256) for _, name in fresh])
     entries = []
     for (seq, name), result in zip(fresh, datas, strict=True):
         if isinstance(result, NoNodeError):
             return None  # trimmed between the listing and now: cannot know what it named
-        entries.append(journal.decode(seq, _ok(result, f"{root}/{name}")[0]))
+        entries.append(journal.decode(seq, _ok(result, storage.paths.journal_entry(name))[0]))
     return entries
 
 
