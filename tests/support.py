@@ -9,7 +9,8 @@ from replication.tables.spark_views import scan
 from replication.zk.client import connected
 from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import ReplicationPeerConfig, ReplicationPeerStorage
-from replication.zk.queue_storage import QueueSnapshot, ReplicationQueueStorage
+from replication.zk.queue_snapshot import QueueSnapshot
+from replication.zk.queue_storage import ReplicationQueueStorage
 
 
 def create_table(cluster, name: str, *families: tuple[str, int]) -> None:

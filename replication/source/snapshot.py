@@ -26,7 +26,8 @@ from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import ReplicationPeerStorage
 from replication.zk.queue_info import ReplicationQueueInfo
-from replication.zk.queue_storage import QueueSnapshot, ReplicationQueueStorage
+from replication.zk.queue_snapshot import QueueSnapshot, cycle_snapshot
+from replication.zk.queue_storage import ReplicationQueueStorage
 
 LOG = logging.getLogger(__name__)
 
@@ -133,9 +134,7 @@ def build_manifest(
     peers_storage = ReplicationPeerStorage(zk, source.paths)
     selected = peer_ids if peer_ids is not None else peers_storage.list_peer_ids()
     peers = {pid: read_peer(pid, peers_storage, conf) for pid in selected if peers_storage.peer_exists(pid)}
-    if queue_snapshot is None:  # incremental: re-reads only the queues the journal names (zk/snapshot_cache.py)
-        from replication.zk.snapshot_cache import cycle_snapshot
-
+    if queue_snapshot is None:  # incremental: re-reads only the queues the journal names (zk/queue_snapshot.py)
         queue_snapshot = cycle_snapshot(
             ReplicationQueueStorage(zk, source.paths), source.fs, source.root, conf
         ).snapshot

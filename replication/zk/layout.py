@@ -22,6 +22,16 @@ def _join(parent: str, child: str) -> str:
     return (parent.rstrip("/") + "/" + child) if parent != "/" else "/" + child
 
 
+def is_queue_id(name: str) -> bool:
+    """False for the children of a replicator that are not queues (the claim ``lock``)."""
+    return name != LOCK
+
+
+def is_replicator(name: str) -> bool:
+    """False for the transient ``cversion_*`` children of the queues root."""
+    return not name.startswith(CVERSION_PREFIX)
+
+
 def cluster_info_path(parent: str) -> str:
     """``<parent>/hbrep-cluster`` for a bare znode parent (before any configuration is read)."""
     return _join(parent, CLUSTER_INFO)
