@@ -25,9 +25,9 @@ from typing import Any
 from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError, NoNodeError
 
+from replication.cluster.source_cluster import SourceCluster, open_source
 from replication.config import Config
 from replication.metrics import MetricsStore
-from replication.source.snapshot import SourceCluster, open_source
 from replication.wal.names import ServerName
 from replication.zk.claim import ClaimError, claim_queues
 from replication.zk.cluster_key import ClusterKey

@@ -22,11 +22,27 @@ from collections.abc import Iterable
 from typing import Any
 
 from replication.fs import FileSystem
-from replication.source.metrics import COUNTERS
 
 METRICS_DIR = ".hbrep/metrics"
 KEEP_CYCLES = 200
 KEEP_FAILOVERS = 100
+
+# The per-queue counters a ship task reports (source/metrics.py counts them), by their HBase suffix
+# (``source.<queueId>.<suffix>``).
+COUNTERS = (
+    "logEditsRead",
+    "logEditsFiltered",
+    "logReadInBytes",
+    "shippedBatches",
+    "failedBatches",
+    "shippedOps",
+    "shippedBytes",
+    "completedLogs",
+    "completedRecoverQueues",
+    "uncleanlyClosedLogs",
+    "ignoredUncleanlyClosedLogContentsInBytes",
+    "restartedLogReading",
+)
 
 
 def _quote(text: str) -> str:

@@ -13,11 +13,11 @@ from typing import Any
 
 from kazoo.client import KazooClient
 
+from replication.cluster.source_cluster import open_source
 from replication.config import Config
 from replication.metrics import MetricsStore
 from replication.source import lease
 from replication.source.manifest import WalTask
-from replication.source.snapshot import open_source
 from replication.source.wal_locator import WalLocator
 from replication.source.wal_reader import order_wals
 from replication.zk.cluster_key import ClusterKey

@@ -19,12 +19,13 @@ from typing import Any
 
 from kazoo.client import KazooClient
 
+from replication.cluster.source_cluster import open_source
 from replication.config import Config
 from replication.metrics import MetricsStore
 from replication.source import lease
 from replication.source.commit import QueueCommit, commit
 from replication.source.manifest import Manifest, ShipResult, read_text, write_text
-from replication.source.snapshot import build_manifest, open_source
+from replication.source.snapshot import build_manifest
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.peer_storage import ReplicationPeerStorage
 

@@ -13,12 +13,12 @@ import base64
 import logging
 import time
 import uuid
-from dataclasses import dataclass
 
 from kazoo.client import KazooClient
 
+from replication.cluster.source_cluster import SourceCluster
 from replication.config import Config
-from replication.fs import FileSystem, get_filesystem
+from replication.fs import FileSystem
 from replication.source.manifest import Manifest, PeerTask, QueueTask, WalTask
 from replication.source.wal_locator import WalLocator
 from replication.wal.names import wal_group_id, wal_start_timestamp
@@ -30,28 +30,6 @@ from replication.zk.queue_snapshot import QueueSnapshot, cycle_snapshot
 from replication.zk.queue_storage import ReplicationQueueStorage
 
 LOG = logging.getLogger(__name__)
-
-
-@dataclass
-class SourceCluster:
-    """The source cluster as a cycle sees it: key, layout, root and cluster id."""
-
-    key: ClusterKey
-    paths: ZNodePaths
-    root: str
-    cluster_id: uuid.UUID
-    fs: FileSystem
-
-
-def open_source(zk: KazooClient, key: ClusterKey, conf: Config) -> SourceCluster:
-    """Read the source's ClusterInfo (root) and cluster id; HbrepError when it is not an hbrep cluster."""
-    from replication.cluster.info import read_cluster_info
-    from replication.zk.cluster_id import read_cluster_id
-
-    paths = ZNodePaths(conf, parent=key.znode_parent)
-    info = read_cluster_info(zk, paths)
-    fs, root = get_filesystem(info.root)
-    return SourceCluster(key, paths, root, read_cluster_id(zk, paths), fs)
 
 
 def read_peer(peer_id: str, storage: ReplicationPeerStorage, conf: Config) -> PeerTask:

@@ -96,9 +96,9 @@ class ReplicationHook(BaseHook):
 
         ``busy`` is set (and no manifest queues are taken) when another cycle holds the peer's lease.
         """
+        from replication.cluster.source_cluster import open_source
         from replication.jobs.submit import build_pyfiles
         from replication.source.cycle import snapshot_step
-        from replication.source.snapshot import open_source
 
         conf = self.conf
         with self.zk_hook.connected() as zk:
@@ -171,8 +171,8 @@ class ReplicationHook(BaseHook):
         A table is replicated to a peer when one of its families has REPLICATION_SCOPE != 0 and the
         peer's table-cfs let it through (``need_to_replicate``). Unknown peer/table names raise.
         """
+        from replication.cluster.source_cluster import open_source
         from replication.errors import HbrepError
-        from replication.source.snapshot import open_source
         from replication.tables.descriptors import TableRegistry
         from replication.zk.peer_storage import ReplicationPeerStorage
 
