@@ -27,6 +27,7 @@ def _fmt_ms(value) -> str:
 @pass_context
 def ship(ctx: CliContext, once: bool, peers: tuple[str, ...], in_process: bool, as_json: bool) -> None:
     """One ship cycle; prints per peer: WALs read, entries shipped, bytes, filtered, positions, lag."""
+    from replication.jobs.launch import runner_for
     from replication.source.cycle import run_cycle
 
     spark = None
@@ -35,7 +36,7 @@ def ship(ctx: CliContext, once: bool, peers: tuple[str, ...], in_process: bool, 
 
         spark = spark_session("hbrep-ship", master=ctx.conf.get_str("hbrep.spark.master"))
     with _zk(ctx) as zk:
-        report = run_cycle(zk, ctx.cluster, ctx.conf, peer_ids=list(peers) or None, spark=spark)
+        report = run_cycle(zk, ctx.cluster, ctx.conf, runner=runner_for(ctx.conf, spark), peer_ids=list(peers) or None)
     if as_json:
         emit_json(report.as_dict())
     else:
