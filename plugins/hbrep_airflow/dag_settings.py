@@ -10,8 +10,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from datetime import timedelta
+from pathlib import Path
 
 ZK_CONN_ID = os.environ.get("HBREP_ZK_CONN_ID", "hbrep_source")
 SPARK_CONN_ID = os.environ.get("HBREP_SPARK_CONN_ID", "spark_default")
@@ -47,11 +49,12 @@ def ship_deadline():
 
 
 def ship_script() -> str:
-    """Path of ``replication/jobs/ship.py`` (``replication.jobs.launch.SHIP_SCRIPT``), imported only by
-    the DAG that submits it."""
-    from replication.jobs.launch import SHIP_SCRIPT
-
-    return str(SHIP_SCRIPT)
+    """Path of ``replication/jobs/ship.py`` (``replication.jobs.launch.SHIP_SCRIPT``), found without
+    importing the library: DAG files are parsed without it (tests/dags/test_dag_import.py)."""
+    spec = importlib.util.find_spec("replication")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("the replication package is not importable")
+    return str(Path(next(iter(spec.submodule_search_locations))) / "jobs" / "ship.py")
 
 
 def snapshot_xcom(key: str, snapshot_task_id: str = "peer.snapshot") -> str:
