@@ -193,3 +193,10 @@ def to_prometheus(status: dict[str, Any]) -> str:
     registry = CollectorRegistry()
     registry.register(_Collector())
     return generate_latest(registry).decode("utf-8")
+
+
+def lag_violations(status: dict[str, Any], threshold_ms: int) -> list[dict[str, Any]]:
+    """Queues of enabled peers whose replicationLag passes ``threshold_ms``, worst first."""
+    enabled = {pid for pid, p in status["peers"].items() if p["state"] == "ENABLED"}
+    over = [q for q in status["queues"] if q["peer_id"] in enabled and q["replicationLag"] > threshold_ms]
+    return sorted(over, key=lambda q: -q["replicationLag"])

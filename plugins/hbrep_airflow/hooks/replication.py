@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseHook
@@ -83,13 +82,6 @@ class ReplicationHook(BaseHook):
         with self.zk_hook.connected() as zk:
             return replication_status(zk, self.cluster_key, self.conf)
 
-    def work_dir(self, root: str) -> Path:
-        """Where this cluster's cycle manifests go: ``hbrep.work.dir``, else ``<root>/.hbrep/airflow-cycles``."""
-        conf = self.conf
-        if "hbrep.work.dir" in conf:
-            return Path(conf.get_str("hbrep.work.dir"))
-        return Path(root) / ".hbrep" / "airflow-cycles"
-
     # -- the ship cycle ---------------------------------------------------------------------------
     def snapshot(self, peer_id: str, *, owner: str, cycle_id: str) -> dict[str, Any]:
         """Lease ``peer_id`` and write its manifest (``snapshot_step``); returns the outcome + py-files zip.
@@ -97,23 +89,24 @@ class ReplicationHook(BaseHook):
         ``busy`` is set (and no manifest queues are taken) when another cycle holds the peer's lease.
         """
         from replication.cluster.source_cluster import open_source
-        from replication.jobs.submit import build_pyfiles
+        from replication.jobs.launch import pyfiles_for
         from replication.source.cycle import snapshot_step
+        from replication.source.manifest import result_path_for, shared_work_dir
 
         conf = self.conf
         with self.zk_hook.connected() as zk:
             root = open_source(zk, self.cluster_key, conf).root
-            work = self.work_dir(root)
+            work = shared_work_dir(conf, root)
             outcome = snapshot_step(
                 zk, self.cluster_key, conf, owner=owner, peer_ids=[peer_id], work_dir=work, cycle_id=cycle_id
             )
-        pyfiles = build_pyfiles(Path(outcome.manifest_path).parent) if outcome.queues else None
+        pyfiles = pyfiles_for(outcome.manifest_path) if outcome.queues else None
         return {
             "peer_id": peer_id,
             "owner": owner,
             "cycle_id": outcome.cycle_id,
             "manifest": outcome.manifest_path,
-            "result": str(Path(outcome.manifest_path).with_name("result.json")),
+            "result": result_path_for(outcome.manifest_path),
             "queues": outcome.queues,
             "leased": peer_id in outcome.peers,
             "busy": outcome.busy_peers.get(peer_id),
@@ -166,49 +159,14 @@ class ReplicationHook(BaseHook):
         start_ms: int,
         end_ms: int,
     ) -> list[dict[str, Any]]:
-        """(peer, table) pairs to verify: the named ones, else every peer × every table it replicates.
+        """``replication.verify.verify_targets``: the (peer, table, families) to verify over the window."""
+        from replication.verify import verify_targets
 
-        A table is replicated to a peer when one of its families has REPLICATION_SCOPE != 0 and the
-        peer's table-cfs let it through (``need_to_replicate``). Unknown peer/table names raise.
-        """
-        from replication.cluster.source_cluster import open_source
-        from replication.errors import HbrepError
-        from replication.tables.descriptors import TableRegistry
-        from replication.zk.peer_storage import ReplicationPeerStorage
-
-        conf = self.conf
         with self.zk_hook.connected() as zk:
-            source = open_source(zk, self.cluster_key, conf)
-            storage = ReplicationPeerStorage(zk, source.paths)
-            peer_ids = sorted(storage.list_peer_ids())
-            if peer is not None:
-                if peer not in peer_ids:
-                    raise HbrepError(f"verify: peer {peer} does not exist on {self.cluster_key}")
-                peer_ids = [peer]
-            registry = TableRegistry(source.fs, source.root)
-            tables = [registry.get(table)] if table is not None else [d for d in registry.list() if not d.is_system]
-            targets = []
-            for peer_id in peer_ids:
-                config = storage.get_peer_config(peer_id)
-                for desc in tables:
-                    name = desc.name if desc.namespace != "default" else desc.qualifier
-                    wanted = [
-                        f
-                        for f, cf in desc.families.items()
-                        if cf.scope != 0 and (not families or f in families) and config.need_to_replicate(name, f)
-                    ]
-                    if table is None and not wanted:
-                        continue
-                    targets.append(
-                        {
-                            "peer_id": peer_id,
-                            "table": name,
-                            "families": sorted(families) if families else sorted(wanted),
-                            "start_ms": start_ms,
-                            "end_ms": end_ms,
-                        }
-                    )
-            return targets
+            return verify_targets(
+                zk, self.cluster_key, self.conf, peer=peer, table=table, families=families,
+                start_ms=start_ms, end_ms=end_ms,
+            )  # fmt: skip
 
     def verify(self, *, peer_id: str, table: str, families: list[str], start_ms: int, end_ms: int) -> dict[str, Any]:
         """VerifyReplication of one (peer, table) over [start_ms, end_ms): the HBase counters.
