@@ -34,7 +34,7 @@ from kazoo.exceptions import NodeExistsError
 from replication.cluster.errors import ClusterError, RegionServerAborted
 from replication.cluster.info import ClusterInfo, cluster_token, read_cluster_info, state_dir
 from replication.cluster.region import HRegion
-from replication.cluster.regions import LATEST_TIMESTAMP
+from replication.cluster.region_routing import LATEST_TIMESTAMP
 from replication.cluster.wal_group import FSHLog
 from replication.config import Config
 from replication.errors import HbrepError

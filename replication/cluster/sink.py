@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING
 
-from replication.cluster.regions import row_hash
+from replication.cluster.region_routing import row_hash
 from replication.errors import HbrepError
 from replication.proto import Admin_pb2
 from replication.tables.errors import UnknownFamily, UnknownTable

@@ -171,9 +171,9 @@ class ReplicationHook(BaseHook):
     def verify(self, *, peer_id: str, table: str, families: list[str], start_ms: int, end_ms: int) -> dict[str, Any]:
         """VerifyReplication of one (peer, table) over [start_ms, end_ms): the HBase counters.
 
-        Calls ``replication.checks.verify_replication`` (which also records the verdict for status).
+        Calls ``replication.peer_checks.verify_replication`` (which also records the verdict for status).
         """
-        from replication.checks import verify_replication
+        from replication.peer_checks import verify_replication
         from replication.spark import spark_session
 
         spark = spark_session(f"hbrep-verify-{safe_name(peer_id)}-{safe_name(table)}")
@@ -185,8 +185,8 @@ class ReplicationHook(BaseHook):
         return dict(result.counters)
 
     def quality(self, *, peer_id: str, table: str, start_ms: int = 0, end_ms: int | None = None) -> dict[str, Any]:
-        """The Great Expectations checkpoint of the replicated table on the peer (``replication.checks``)."""
-        from replication.checks import check_replicated_table
+        """The Great Expectations checkpoint of the replicated table on the peer (``replication.peer_checks``)."""
+        from replication.peer_checks import check_replicated_table
         from replication.spark import spark_session
         from replication.tables.semantics import LATEST_TIMESTAMP
 
