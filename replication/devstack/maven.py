@@ -1,0 +1,50 @@
+"""The classpath of real HBase and Hadoop, resolved once from Maven Central by interop/hbase/pom.xml.
+
+The first call runs ``mvn dependency:build-classpath`` (which downloads the pinned jars into the
+Maven cache, ~/.m2) and keeps the result in ``interop/hbase/target/classpath.txt``; later calls read
+that file, and resolve again only when the pom is newer than it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from replication.errors import HbrepError
+
+INTEROP_POM = Path(__file__).resolve().parents[2] / "interop" / "hbase" / "pom.xml"
+
+
+class MavenError(HbrepError):
+    """Maven is missing, or the pinned HBase/Hadoop artifacts could not be resolved."""
+
+
+def interop_classpath(pom: Path = INTEROP_POM, *, timeout: float = 1800.0) -> str:
+    """The runtime classpath (``a.jar:b.jar:...``) of the pinned HBase and Hadoop, every jar present.
+
+    Resolves through Maven on first use (printing how long it took to stderr) and raises MavenError
+    with Maven's last lines when it cannot.
+    """
+    out = pom.parent / "target" / "classpath.txt"
+    if out.exists() and out.stat().st_mtime >= pom.stat().st_mtime:
+        classpath = out.read_text().strip()
+        if classpath and all(Path(jar).exists() for jar in classpath.split(":")):
+            return classpath
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise MavenError("mvn not found on PATH (Maven resolves the real HBase and Hadoop jars)")
+    started = time.monotonic()
+    command = [mvn, "-B", "-q", "-f", str(pom), "dependency:build-classpath", f"-Dmdep.outputFile={out}"]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise MavenError(f"Maven did not resolve {pom} within {timeout:.0f}s") from None
+    if done.returncode != 0 or not out.exists():
+        tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-10:])
+        raise MavenError(f"Maven could not resolve {pom} (exit {done.returncode}):\n{tail}")
+    print(f"hbrep: resolved the HBase/Hadoop classpath from Maven in {time.monotonic() - started:.1f}s",
+          file=sys.stderr)  # fmt: skip
+    return out.read_text().strip()
