@@ -37,6 +37,8 @@ def airflow_environment(
     env.update(
         {
             "AIRFLOW_HOME": str(home),
+            # its own database in its home, whatever this process's environment points at
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home}/airflow.db",
             "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
             "AIRFLOW__CORE__PLUGINS_FOLDER": str(REPO / "plugins"),
             "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
@@ -114,6 +116,22 @@ class AirflowStandalone:
         """The ``admin`` user's password the simple auth manager generated into the home."""
         return admin_password(self.home)
 
+    def wait_ready(self, timeout: float = 300.0) -> None:
+        """Return once ``/api/v2/monitor/health`` answers and the admin password exists. RuntimeError
+        (everything it started stopped, the log's last lines quoted) when not within ``timeout``."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with contextlib.suppress(httpx.HTTPError, OSError, KeyError, ValueError):
+                if httpx.get(f"{self.url}/api/v2/monitor/health", timeout=5).status_code == 200:
+                    self.admin_password()
+                    return
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                tail = "\n".join(self.log.read_text(errors="replace").splitlines()[-25:])
+                raise RuntimeError(f"airflow standalone did not come up on port {self.port} in {timeout:.0f}s; "
+                                   f"{self.log}:\n{tail}")  # fmt: skip
+            time.sleep(2)
+
     def stop(self, timeout: float = 30.0) -> None:
         """SIGTERM every process of the session, SIGKILL what is left after ``timeout``."""
         stop_session(self.proc.pid, timeout)
@@ -126,26 +144,20 @@ def admin_password(home: Path) -> str:
     return str(json.loads((home / "simple_auth_manager_passwords.json.generated").read_text())["admin"])
 
 
-def start_standalone(env: Mapping[str, str], log: Path, *, timeout: float = 300.0) -> AirflowStandalone:
+def launch_standalone(env: Mapping[str, str], log: Path) -> AirflowStandalone:
     """Start ``airflow standalone`` in a new session under ``env`` (see :func:`airflow_environment` with
-    ``api_port``), output to ``log``; return once ``/api/v2/monitor/health`` answers and the admin password
-    exists. RuntimeError (everything it started stopped) when it does not come up within ``timeout``."""
-    home, port = Path(env["AIRFLOW_HOME"]), int(env["AIRFLOW__API__PORT"])
+    ``api_port``), output appended to ``log``; returns at once (see :meth:`AirflowStandalone.wait_ready`)."""
     with open(log, "ab") as out:
         proc = subprocess.Popen([airflow_bin(), "standalone"], env=dict(env), stdout=out, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
-    stack = AirflowStandalone(home, port, proc, log)
-    deadline = time.monotonic() + timeout
-    while True:
-        with contextlib.suppress(httpx.HTTPError, OSError, KeyError, ValueError):
-            if httpx.get(f"{stack.url}/api/v2/monitor/health", timeout=5).status_code == 200:
-                stack.admin_password()
-                return stack
-        if proc.poll() is not None or time.monotonic() > deadline:
-            stack.stop()
-            tail = "\n".join(log.read_text(errors="replace").splitlines()[-25:])
-            raise RuntimeError(f"airflow standalone did not come up on port {port} in {timeout:.0f}s; {log}:\n{tail}")
-        time.sleep(2)
+    return AirflowStandalone(Path(env["AIRFLOW_HOME"]), int(env["AIRFLOW__API__PORT"]), proc, log)
+
+
+def start_standalone(env: Mapping[str, str], log: Path, *, timeout: float = 300.0) -> AirflowStandalone:
+    """:func:`launch_standalone`, then :meth:`AirflowStandalone.wait_ready`."""
+    stack = launch_standalone(env, log)
+    stack.wait_ready(timeout)
+    return stack
 
 
 def session_pids(sid: int) -> list[int]:

@@ -8,7 +8,6 @@ from typing import Any
 
 from hbrep_airflow.hooks.replication import ReplicationHook
 from hbrep_airflow.hooks.zookeeper import ZooKeeperHook
-from replication.alerts import lag_alert
 
 LOG = logging.getLogger("hbrep_airflow.lag_alert")
 
@@ -25,6 +24,10 @@ async def lag_deadline_missed(
     Runs in the triggerer (Airflow's AsyncCallback): a ship run still not finished ``hbrep.lag.alert.ms``
     after it was queued means no edit has been shipped for at least that long. Returns the alert.
     """
+    # Imported here, not at the top: AsyncCallback imports this module when the DAG file is parsed, and
+    # DAG parsing must not load the library (kazoo, Spark).
+    from replication.alerts import lag_alert
+
     dag_run = (context or {}).get("dag_run") or {}
     alert = lag_alert(dag_run.get("dag_id"), dag_run.get("run_id"), int(threshold_ms))
     LOG.error("hbrep lag alert: %s", alert["message"])
