@@ -8,6 +8,7 @@ One stack per test module (starting one costs about a minute); every wait is bou
 from __future__ import annotations
 
 import contextlib
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -18,6 +19,8 @@ from typing import Any
 from replication.airflow_api import AirflowApi
 from replication.airflow_stack import AirflowStandalone, airflow_environment, start_standalone
 from replication.zk.server import ZooKeeperServer, free_port
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "plugins"))  # cdp.py: Chromium over DevTools
 
 DAG_IDS = ("hbrep_ship", "hbrep_failover", "hbrep_log_cleaner", "hbrep_verify")
 DAY = timedelta(days=1)

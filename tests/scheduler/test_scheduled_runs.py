@@ -23,6 +23,9 @@ D1, D2, D3, YESTERDAY = midnight(5), midnight(4), midnight(3), midnight(1)
 T_ROWS = {D1: 3, D2: 4, D3: 5, YESTERDAY: 2}  # rows of t (f and g cells) written in each day
 U_A_YESTERDAY, U_B_YESTERDAY, U_B_D3 = 5, 3, 2  # rows of u with only family a / only b
 DRIFT_TS = ms(D2 + timedelta(hours=12))
+TASKS = ("targets", "verify", "quality")
+STATE_BADGES = "Array.from(document.querySelectorAll('[data-testid=state-badge]')).map(e => e.innerText.trim())"
+CHECK_ICON = "M20 6 9 17l-5-5"  # the check mark Airflow's grid draws in a successful task's square
 
 
 def _t_cells() -> list[Cell]:
@@ -167,3 +170,54 @@ def test_a_run_with_params_verifies_only_what_they_name(stack, shipped):
     counters = api.xcom(VERIFY, run_id, "verify", map_index=0)
     # only family b, only yesterday: not u's family-a rows, not its D3 rows, not table t, not peer 1
     assert counters["GOODROWS"] == U_B_YESTERDAY and counters["BADROWS"] == 0
+
+
+def test_trigger_form_in_the_browser_runs_with_params_and_the_grid_shows_success(stack, shipped):
+    """Once as a user: log in on Airflow's login page, fill hbrep_verify's trigger form, watch the grid."""
+    from urllib.parse import unquote
+
+    from cdp import Browser, chromium_binary
+
+    assert chromium_binary(), "chromium is not installed (make chromium)"
+    api, url = stack.api, stack.airflow.url
+    api.set_paused(VERIFY, False)
+    start, end = ms(D3), ms(D3 + DAY)
+    with Browser(timeout=120) as page:
+        page.navigate(f"{url}/")
+        page.wait_for("document.querySelector('input[name=password]')")  # redirected to the login page
+        page.type_into("input[name=username]", "admin")
+        page.type_into("input[name=password]", stack.airflow.admin_password())
+        page.click_text("button", "Sign in")
+        page.wait_for("!location.pathname.startsWith('/auth')")
+        page.errors.clear()  # the login page's own 401 for /ui/config before signing in is expected
+        page.navigate(f"{url}/dags/{VERIFY}")
+        page.wait_for("document.querySelector('[data-testid=trigger-dag-button]')")
+        page.evaluate("document.querySelector('[data-testid=trigger-dag-button]').click()")
+        page.wait_for("document.querySelector('#element_peer')")  # the form built from the DAG's params
+        page.type_into("#element_peer", "1")
+        page.type_into("#element_table", "t")
+        page.type_into("#element_families", "f")
+        page.type_into("#element_start", str(start))
+        page.type_into("#element_end", str(end))
+        page.evaluate("document.querySelector('[data-testid=trigger-dag-submit]').click()")
+        page.wait_for("location.pathname.includes('/runs/manual__')")
+        run_id = unquote(str(page.evaluate("location.pathname")).split("/runs/", 1)[1].strip("/"))
+        api.wait_for_run(VERIFY, run_id, timeout=600)
+        page.navigate(f"{url}/dags/{VERIFY}/runs/{run_id}")  # the grid, beside the run's details
+        cells = {task: f"document.querySelector('[data-testid=\"grid-{run_id}-{task}\"]')" for task in TASKS}
+        page.wait_for(" && ".join(cells.values()))
+        page.wait_for("document.querySelector('[data-testid=state-badge]')")
+        badges = page.evaluate(STATE_BADGES)
+        assert "Success" in badges and "Failed" not in badges, badges
+        for task, cell in cells.items():  # each task's square in the run's column shows the success check
+            assert page.evaluate(f"{cell}.innerHTML.includes('{CHECK_ICON}')"), task
+        page.drain(1.0)
+        assert page.errors == []
+    run = api.run(VERIFY, run_id)
+    assert run["state"] == "success" and run["run_type"] == "manual"
+    assert run["conf"] == {"peer": "1", "table": "t", "families": "f", "start": start, "end": end}
+    assert api.xcom(VERIFY, run_id, "targets") == [
+        {"peer_id": "1", "table": "t", "families": ["f"], "start_ms": start, "end_ms": end}
+    ]
+    counters = api.xcom(VERIFY, run_id, "verify", map_index=0)
+    assert counters["GOODROWS"] == T_ROWS[D3] and counters["BADROWS"] == 0

@@ -15,12 +15,10 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+from cdp import chromium_binary, load_page
 from conftest import SchedulerStack, scheduler_stack
 
 pytestmark = pytest.mark.slow
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "plugins"))
-from cdp import chromium_binary, load_page  # noqa: E402
 
 SHIP = "hbrep_ship"
 THRESHOLD_MS = 40_000
