@@ -72,7 +72,7 @@ def shipped(stack) -> dict[str, list[dict]]:
     api = stack.api
     for dag_id in ("hbrep_ship", "hbrep_failover", "hbrep_log_cleaner"):
         api.set_paused(dag_id, False)
-    runs = {d: api.wait_for_runs(d, 1, run_type="scheduled", timeout=420) for d in ("hbrep_ship", "hbrep_failover",
+    runs = {d: api.wait_for_runs(d, 1, run_type="scheduled", timeout=900) for d in ("hbrep_ship", "hbrep_failover",
                                                                                   "hbrep_log_cleaner")}  # fmt: skip
     stack.wait_drained(timeout=300)
     stack.flush("t", "u")
@@ -92,7 +92,7 @@ def test_each_dag_runs_on_its_schedule(stack, shipped):
     # hbrep_verify: unpaused, its scheduler catches up on yesterday (its start date): one run whose data
     # interval is that whole day, verifying yesterday's rows and nothing else.
     api.set_paused(VERIFY, False)
-    (run,) = api.wait_for_runs(VERIFY, 1, run_type="scheduled", timeout=600)
+    (run,) = api.wait_for_runs(VERIFY, 1, run_type="scheduled", timeout=900)
     assert run["state"] == "success", run
     assert (run["data_interval_start"], run["data_interval_end"]) == (
         f"{YESTERDAY:%Y-%m-%dT%H:%M:%SZ}",
@@ -112,7 +112,7 @@ def backfill(stack, shipped) -> dict[str, dict]:
     api.set_paused(VERIFY, False)
     created = api.backfill(VERIFY, D1, D3, max_active_runs=1)
     assert created["dag_id"] == VERIFY
-    runs = api.wait_for_runs(VERIFY, 3, run_type="backfill", timeout=1200)
+    runs = api.wait_for_runs(VERIFY, 3, run_type="backfill", timeout=2400)
     return {run["logical_date"][:10]: run for run in runs}
 
 
@@ -146,7 +146,7 @@ def test_a_failed_task_cleared_after_the_repair_runs_again_and_passes(stack, bac
     stack.flush("t")
     cleared = api.clear(VERIFY, run_id, ["verify"], only_failed=True, downstream=True)
     assert {(ti["task_id"], ti["map_index"]) for ti in cleared} == {("verify", 0), ("quality", 0)}
-    run = api.wait_for_run(VERIFY, run_id, timeout=600)
+    run = api.wait_for_run(VERIFY, run_id, timeout=900)
     assert run["state"] == "success", run
     again = task_instance(api, VERIFY, run_id, "verify", 0)
     assert again["state"] == "success" and again["try_number"] == 2
@@ -166,7 +166,7 @@ def test_a_run_with_params_verifies_only_what_they_name(stack, shipped):
     )
     start, end = ms(YESTERDAY), ms(YESTERDAY + DAY)
     run_id = api.trigger(VERIFY, {"peer": "2", "table": "u", "families": "b", "start": start, "end": end})
-    run = api.wait_for_run(VERIFY, run_id, timeout=600)
+    run = api.wait_for_run(VERIFY, run_id, timeout=900)
     assert run["state"] == "success", run
     targets = api.xcom(VERIFY, run_id, "targets")
     assert targets == [{"peer_id": "2", "table": "u", "families": ["b"], "start_ms": start, "end_ms": end}]
@@ -208,7 +208,7 @@ def test_trigger_form_in_the_browser_runs_with_params_and_the_grid_shows_success
         page.evaluate("document.querySelector('[data-testid=trigger-dag-submit]').click()")
         page.wait_for("location.pathname.includes('/runs/manual__')")
         run_id = unquote(str(page.evaluate("location.pathname")).split("/runs/", 1)[1].strip("/"))
-        api.wait_for_run(VERIFY, run_id, timeout=600)
+        api.wait_for_run(VERIFY, run_id, timeout=900)
         page.navigate(f"{url}/dags/{VERIFY}/runs/{run_id}")  # the grid, beside the run's details
         cells = {task: f"document.querySelector('[data-testid=\"grid-{run_id}-{task}\"]')" for task in TASKS}
         page.wait_for(" && ".join(cells.values()))

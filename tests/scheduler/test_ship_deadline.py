@@ -48,7 +48,7 @@ def _seconds(start: str, end: str) -> float:
 def test_a_ship_run_past_the_lag_threshold_records_an_alert_shown_by_status_and_the_view(stack):
     api = stack.api
     api.set_paused(SHIP, False)
-    (quick,) = api.wait_for_runs(SHIP, 1, run_type="scheduled", timeout=300)
+    (quick,) = api.wait_for_runs(SHIP, 1, run_type="scheduled", timeout=900)
     assert quick["state"] == "success", quick
     assert _seconds(quick["queued_at"], quick["end_date"]) < THRESHOLD_MS / 1000
     assert stack.status()["recent_alerts"] == []  # within the threshold: no alert
