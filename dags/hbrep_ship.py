@@ -2,7 +2,12 @@
 
 Wiring only. Each peer is one mapped branch (visible and retriable on its own); a branch with nothing
 to ship is skipped before any Spark job starts; a lag check ends every run and a deadline alert fires
-when a run is still going ``hbrep.lag.alert.ms`` after it was queued.
+when a run is still going ``hbrep.lag.alert.ms`` after it was queued (recorded where ``hbrep status
+replication`` and the Replication view list it).
+
+Needs no data interval: a run ships whatever the queues hold when it starts (positions in ZooKeeper say
+where it resumes), not the edits of a time slice, so the cron trigger timetable (empty interval) is
+right and catchup is off (one run catches up with everything missed).
 """
 
 from __future__ import annotations

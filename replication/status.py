@@ -146,6 +146,7 @@ def replication_status(zk: KazooClient, key: ClusterKey, conf: Config, now_ms: i
         "global": totals,
         "recent_failovers": stored["failovers"][-10:],
         "recent_cycles": stored["cycles"][-10:],
+        "recent_alerts": stored["alerts"][-10:],
         "checks": stored["checks"],
     }
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import click
 
 from replication.cli.common import CliContext, emit_json, json_option, pass_context
@@ -17,6 +19,10 @@ def _fmt_ms(value) -> str:
     if value is None:
         return "-"
     return f"{value / 1000:.1f}s" if value < 3_600_000 else f"{value / 3_600_000:.1f}h"
+
+
+def _fmt_time(ms) -> str:
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S") if ms else "-"
 
 
 @click.command()
@@ -95,3 +101,5 @@ def status_replication(ctx: CliContext, as_json: bool, prometheus: bool) -> None
             f"ageOfLastShippedOp={_fmt_ms(queue['ageOfLastShippedOp'])}"
             + (f" error={queue['error']}" if queue["error"] else "")
         )
+    for alert in state["recent_alerts"]:
+        click.echo(f"alert {_fmt_time(alert.get('at_ms'))} {alert.get('kind', '?')}: {alert.get('message')}")

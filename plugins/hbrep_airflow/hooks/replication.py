@@ -145,6 +145,13 @@ class ReplicationHook(BaseHook):
         with self.zk_hook.connected() as zk:
             return clean_once(zk, self.cluster_key, self.conf, explain=explain).as_dict()
 
+    def record_lag_alert(self, alert: dict[str, Any]) -> None:
+        """``replication.alerts.record_lag_alert``: keep the alert where status and the Replication view show it."""
+        from replication.alerts import record_lag_alert
+
+        with self.zk_hook.connected() as zk:
+            record_lag_alert(zk, self.cluster_key, self.conf, alert)
+
     def lag_alert_ms(self) -> int:
         """The alert threshold ``hbrep.lag.alert.ms``."""
         return self.conf.get_int("hbrep.lag.alert.ms")
