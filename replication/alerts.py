@@ -12,7 +12,7 @@ from kazoo.client import KazooClient
 
 from replication.config import Config
 from replication.metrics import MetricsStore
-from replication.source.snapshot import open_source
+from replication.cluster.source_cluster import open_source
 from replication.zk.cluster_key import ClusterKey
 
 
