@@ -40,8 +40,12 @@ def chromium_binary() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-def load_page(url: str, ready_js: str, timeout: float = 60.0) -> PageResult:
-    """Open ``url`` in a fresh headless Chromium, wait until ``ready_js`` is true, return text and errors."""
+def load_page(url: str, ready_js: str, timeout: float = 60.0, login: tuple[str, str] | None = None) -> PageResult:
+    """Open ``url`` in a fresh headless Chromium, wait until ``ready_js`` is true, return text and errors.
+
+    ``login`` (user, password): the first page shown must be a login form (Airflow's login page after a
+    redirect); it is filled in and submitted as a person would, then ``ready_js`` is awaited.
+    """
     from websockets.sync.client import connect
 
     binary = chromium_binary()
@@ -82,6 +86,11 @@ def load_page(url: str, ready_js: str, timeout: float = 60.0) -> PageResult:
             send("Log.enable")
             send("Page.enable")
             send("Page.navigate", url=url)
+            if login is not None:
+                _wait(send, "document.querySelector('input[type=password]') !== null", deadline, "login form")
+                send("Runtime.evaluate", expression=_FILL_LOGIN % json.dumps(list(login)))
+                _wait(send, "!document.querySelector('button[type=submit]').disabled", deadline, "enabled sign-in")
+                send("Runtime.evaluate", expression="document.querySelector('button[type=submit]').click()")
             while True:
                 value = send("Runtime.evaluate", expression=f"Boolean({ready_js})", returnByValue=True)
                 if value.get("result", {}).get("value") is True:
@@ -103,6 +112,28 @@ def load_page(url: str, ready_js: str, timeout: float = 60.0) -> PageResult:
             proc.kill()
             proc.wait()
         shutil.rmtree(profile, ignore_errors=True)
+
+
+# React controls the login inputs: set them through the native setter and fire "input"; the sign-in
+# button is enabled once the form validated.
+_FILL_LOGIN = """(() => {
+  const [user, password] = %s;
+  const set = (el, v) => {
+    Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value").set.call(el, v);
+    el.dispatchEvent(new Event("input", {bubbles: true}));
+  };
+  set(document.querySelector("input[name=username], input[type=text]"), user);
+  set(document.querySelector("input[type=password]"), password);
+})()"""
+
+
+def _wait(send, js: str, deadline: float, what: str) -> None:
+    while True:
+        value = send("Runtime.evaluate", expression=f"Boolean({js})", returnByValue=True)
+        if value.get("result", {}).get("value") is True:
+            return
+        assert time.monotonic() < deadline, f"{what} not shown ({js})"
+        time.sleep(0.2)
 
 
 def _collect(msg: dict, errors: list[str]) -> None:
