@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from replication.errors import HbrepError
 from replication.tables.semantics import LATEST_TIMESTAMP
+from replication.tls import zk_client_tls
 
 if TYPE_CHECKING:
     from kazoo.client import KazooClient
@@ -316,7 +317,7 @@ def resolve_target(zk: KazooClient, source_key: ClusterKey, conf: Config, peer: 
         peer_root = read_cluster_info(zk, peer_paths).root
     else:
         auth = conf.get_str("hbrep.zk.auth") or None
-        with connected(peer_key, auth=auth) as peer_zk:
+        with connected(peer_key, auth=auth, tls=zk_client_tls(conf)) as peer_zk:
             peer_root = read_cluster_info(peer_zk, peer_paths).root
     return VerifyTarget(str(source_key), source_root, str(peer_key), peer_root, peer_id)
 

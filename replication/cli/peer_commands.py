@@ -10,7 +10,7 @@ import click
 from kazoo.client import KazooClient
 
 from replication.cli.common import CliContext, emit_json, json_option, pass_context
-from replication.zk.client import connect
+from replication.zk.client import connect, zk_options
 from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import (
     ReplicationPeerConfig,
@@ -36,7 +36,7 @@ PEER_COLUMNS = (
 @contextlib.contextmanager
 def zk_session(ctx: CliContext) -> Iterator[tuple[KazooClient, ZNodePaths]]:
     """A connected client for the command's cluster (closed afterwards) and its znode paths."""
-    zk = connect(ctx.cluster, auth=ctx.conf.get_str("hbrep.zk.auth") or None)
+    zk = connect(ctx.cluster, **zk_options(ctx.conf))
     try:
         yield zk, ZNodePaths(ctx.conf, parent=ctx.cluster.znode_parent)
     finally:

@@ -25,6 +25,7 @@ from replication.source.read_ahead import ReadAhead
 from replication.source.sink_manager import ReplicationSinkManager
 from replication.source.throttler import ReplicationThrottler
 from replication.source.wal_reader import ReplicationSourceWALReader, WALMissing, ZeroLengthWAL
+from replication.tls import zk_client_tls
 from replication.wal.errors import WALError
 
 LOG = logging.getLogger(__name__)
@@ -63,7 +64,7 @@ def peer_servers_fetcher(peer: PeerTask, conf: Config) -> Callable[[], list[str]
         key = ClusterKey.parse(peer.cluster_key)
         try:
             auth = peer_secrets(peer).get("hbrep.zk.auth") or conf.get_str("hbrep.zk.auth", "")
-            with connected(key, timeout=10.0, auth=auth or None) as zk:
+            with connected(key, timeout=10.0, auth=auth or None, tls=zk_client_tls(conf)) as zk:
                 return sorted(zk.get_children(ZNodePaths(conf, parent=key.znode_parent).rs))
         except Exception as exc:  # unreachable peer ZooKeeper: no sinks this round
             LOG.warning("Cannot read region servers of peer %s (%s): %s", peer.peer_id, key, exc)

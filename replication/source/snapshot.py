@@ -23,6 +23,7 @@ from replication.fs import FileSystem, get_filesystem
 from replication.secrets import SecretLookup, resolve_peer_secrets
 from replication.source.manifest import Manifest, PeerTask, QueueTask, WalTask
 from replication.source.wal_locator import WalLocator
+from replication.tls import zk_client_tls
 from replication.wal.names import wal_group_id, wal_start_timestamp
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
@@ -96,7 +97,7 @@ def read_peer(
     try:
         # A peer whose ZooKeeper has digest ACLs: its own credentials (peer configuration), else ours.
         auth = task.config["secrets"].get("hbrep.zk.auth") or conf.get_str("hbrep.zk.auth", "") or None
-        with connected(key, timeout=5.0, auth=auth) as peer_zk:
+        with connected(key, timeout=5.0, auth=auth, tls=zk_client_tls(conf)) as peer_zk:
             peer_paths = ZNodePaths(conf, parent=key.znode_parent)
             task.peer_cluster_id = str(read_cluster_id(peer_zk, peer_paths))
             task.peer_root = read_cluster_info(peer_zk, peer_paths).root

@@ -40,12 +40,12 @@ def default_status_provider() -> dict[str, Any]:
     cluster = os.environ.get("HBREP_CLUSTER")
     if cluster:
         from replication.status import replication_status
-        from replication.zk.client import connected
+        from replication.zk.client import connected, zk_options
         from replication.zk.cluster_key import ClusterKey
 
         conf = Config.load()
         key = ClusterKey.parse(cluster)
-        with connected(key, auth=conf.get_str("hbrep.zk.auth", "") or None) as zk:
+        with connected(key, **zk_options(conf)) as zk:
             return replication_status(zk, key, conf)
     from hbrep_airflow.hooks.replication import ReplicationHook
 
