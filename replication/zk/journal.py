@@ -27,6 +27,7 @@ from kazoo.client import KazooClient, TransactionRequest
 from kazoo.exceptions import NodeExistsError, NoNodeError
 
 from replication.zk.acl import acl_for
+from replication.zk.codec import BadZNodeData
 from replication.zk.layout import ZNodePaths
 
 JOURNAL = "hbrep-journal"
@@ -80,12 +81,18 @@ class Entry:
 
 
 def decode(seq: int, data: bytes) -> Entry:
-    """Parse an entry's data (see module doc); unknown lines are kept as refs."""
+    """Parse an entry's data (see module doc); unknown lines are kept as refs.
+
+    A ``rs`` line whose count is not an integer raises BadZNodeData naming the entry (found by fuzzing).
+    """
     delta = 0
     refs = []
     for line in data.decode("utf-8", "replace").splitlines():
         if line.startswith("rs "):
-            delta += int(line[3:])
+            count = line[3:].strip()
+            if not count.lstrip("-").isascii() or not count.lstrip("-").isdigit():
+                raise BadZNodeData(f"journal entry {ENTRY_PREFIX}{seq:010d}: bad 'rs' count {count[:20]!r}")
+            delta += int(count)
         elif line:
             refs.append(line)
     return Entry(seq, delta, tuple(refs))
