@@ -20,6 +20,7 @@ saw, entries it never read are gone and it falls back to a full read (see snapsh
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -33,6 +34,7 @@ from replication.zk.layout import ZNodePaths
 JOURNAL = "hbrep-journal"
 ENTRY_PREFIX = "q-"
 DEFAULT_KEEP = 5_000
+_COUNT = re.compile(r"-?[0-9]{1,18}")
 _DELETES_PER_MULTI = 2_000  # ~100 bytes per delete op: ~200 KB, far below jute.maxbuffer
 
 
@@ -90,7 +92,7 @@ def decode(seq: int, data: bytes) -> Entry:
     for line in data.decode("utf-8", "replace").splitlines():
         if line.startswith("rs "):
             count = line[3:].strip()
-            if not count.lstrip("-").isascii() or not count.lstrip("-").isdigit():
+            if not _COUNT.fullmatch(count):
                 raise BadZNodeData(f"journal entry {ENTRY_PREFIX}{seq:010d}: bad 'rs' count {count[:20]!r}")
             delta += int(count)
         elif line:

@@ -177,6 +177,13 @@ class ReplicationPeerConfig:
         if not data.startswith(codec.PB_MAGIC):
             return cls(cluster_key=data.decode("utf-8", "replace"))
         peer = codec._parse(Replication_pb2.ReplicationPeer, data, what)
+        try:
+            return cls._from_pb(peer)
+        except UnicodeDecodeError:  # found by fuzzing: table or namespace names that are not UTF-8
+            raise codec.BadZNodeData(f"{what}: a table or namespace name in the peer is not UTF-8") from None
+
+    @classmethod
+    def _from_pb(cls, peer: Replication_pb2.ReplicationPeer) -> ReplicationPeerConfig:
         return cls(
             cluster_key=peer.clusterkey,
             # replicate_all is always written by 2.x; a 1.x peer without it replicated everything
