@@ -41,7 +41,8 @@ chaos: install
 # runs the same targets bounded, under hypothesis (tests/fuzz). atheris is installed here only (binary wheel).
 fuzz: install
 	$(UV) pip install --python $(PY) -q atheris==3.0.0
-	cd tests/fuzz && ../../$(PY) run_fuzz.py --seconds $(or $(FUZZ_SECONDS),300) --work ../../build/fuzz
+	cd tests/fuzz && ../../$(PY) run_fuzz.py --seconds $(or $(FUZZ_SECONDS),300) --work ../../build/fuzz \
+	  --report ../../RELIABILITY.md
 
 bench: install
 	$(PY) -m bench $(if $(QUICK),--quick,)
