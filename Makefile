@@ -11,7 +11,7 @@ export GX_ANALYTICS_ENABLED := false
 export PYSPARK_PYTHON := $(CURDIR)/$(VENV)/bin/python
 export PYSPARK_DRIVER_PYTHON := $(CURDIR)/$(VENV)/bin/python
 
-.PHONY: install test test-fast demo bench lint fmt lock proto clean up down chaos chromium
+.PHONY: install test test-fast demo bench lint fmt lock proto clean up down chaos chromium fuzz
 
 install: $(STAMP)
 
@@ -36,6 +36,13 @@ demo: install
 # The reliability suite in its long form (more rows, more rounds); rewrites RELIABILITY.md.
 chaos: install
 	HBREP_CHAOS_LONG=1 $(PY) -m pytest -q -p no:cacheprovider tests/reliability $(PYTEST_ARGS)
+
+# Long fuzzing of hbrep's parsers under atheris (libFuzzer), FUZZ_SECONDS per target (default 300); make test
+# runs the same targets bounded, under hypothesis (tests/fuzz). atheris is installed here only (binary wheel).
+fuzz: install
+	$(UV) pip install --python $(PY) -q atheris==3.0.0
+	cd tests/fuzz && ../../$(PY) run_fuzz.py --seconds $(or $(FUZZ_SECONDS),300) --work ../../build/fuzz \
+	  --report ../../RELIABILITY.md
 
 bench: install
 	$(PY) -m bench $(if $(QUICK),--quick,)

@@ -97,6 +97,16 @@ DEFAULTS: dict[str, str] = {
     "hbrep.zk.auth": "",
     "hbrep.source.ship.max.attempts": "10",
     "hbrep.ship.lease.ms": "900000",
+    # TLS (replication/tls.py): region-server RPC and ZooKeeper client sessions; PEM file paths
+    "hbrep.rpc.tls.enabled": "false",
+    "hbrep.rpc.tls.cert": "",
+    "hbrep.rpc.tls.key": "",
+    "hbrep.rpc.tls.ca": "",
+    "hbrep.rpc.tls.client.auth": "false",
+    "hbrep.zk.tls.enabled": "false",
+    "hbrep.zk.tls.cert": "",
+    "hbrep.zk.tls.key": "",
+    "hbrep.zk.tls.ca": "",
     # region-server processes: CPython gc thresholds gen0,gen1,gen2 (see replication/cluster/gc_tuning.py)
     "hbrep.regionserver.gc.thresholds": "20000,20,10",
 }
@@ -154,6 +164,16 @@ def _digest_auth(raw: str) -> str:
     if raw and (not sep or not user.strip() or not password):
         raise ValueError("must be empty or user:password with a non-empty user and password (value not shown)")
     return raw
+
+
+def _pem_file(raw: str) -> str:
+    # Empty (not used), or a readable regular file: a TLS certificate, key or CA bundle.
+    path = raw.strip()
+    if path and not os.path.isfile(path):
+        raise ValueError(f"{path!r} is not a file")
+    if path and not os.access(path, os.R_OK):
+        raise ValueError(f"{path!r} is not readable")
+    return path
 
 
 def parse_gc_thresholds(raw: str) -> tuple[int, int, int]:
@@ -225,6 +245,15 @@ VALIDATORS: dict[str, Validator] = {
     "hbrep.source.ship.max.attempts": _int(1),
     "hbrep.ship.lease.ms": _int(1000),
     "hbrep.regionserver.gc.thresholds": parse_gc_thresholds,
+    "hbrep.rpc.tls.enabled": _bool,
+    "hbrep.rpc.tls.cert": _pem_file,
+    "hbrep.rpc.tls.key": _pem_file,
+    "hbrep.rpc.tls.ca": _pem_file,
+    "hbrep.rpc.tls.client.auth": _bool,
+    "hbrep.zk.tls.enabled": _bool,
+    "hbrep.zk.tls.cert": _pem_file,
+    "hbrep.zk.tls.key": _pem_file,
+    "hbrep.zk.tls.ca": _pem_file,
 }
 
 

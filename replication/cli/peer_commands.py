@@ -10,7 +10,7 @@ import click
 from kazoo.client import KazooClient
 
 from replication.cli.common import CliContext, emit_json, json_option, pass_context
-from replication.zk.client import connect
+from replication.zk.client import connect, zk_options
 from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import (
     ReplicationPeerConfig,
@@ -36,7 +36,7 @@ PEER_COLUMNS = (
 @contextlib.contextmanager
 def zk_session(ctx: CliContext) -> Iterator[tuple[KazooClient, ZNodePaths]]:
     """A connected client for the command's cluster (closed afterwards) and its znode paths."""
-    zk = connect(ctx.cluster, auth=ctx.conf.get_str("hbrep.zk.auth") or None)
+    zk = connect(ctx.cluster, **zk_options(ctx.conf))
     try:
         yield zk, ZNodePaths(ctx.conf, parent=ctx.cluster.znode_parent)
     finally:
@@ -52,6 +52,14 @@ def zk_session(ctx: CliContext) -> Iterator[tuple[KazooClient, ZNodePaths]]:
 @click.option("--namespaces", default=None, help="Replicate whole namespaces: 'ns1,ns2' (sets REPLICATE_ALL false).")
 @click.option("--bandwidth", type=click.IntRange(0), default=0, help="Bytes per second, 0 = unthrottled.")
 @click.option("--serial", is_flag=True, help="Serial replication peer.")
+@click.option(
+    "--config",
+    "config_items",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Peer configuration entry (repeatable). Secrets by reference only: "
+    "hbrep.cluster.token.secret=env:NAME|file:/path|airflow-var:NAME|airflow-conn:ID (and hbrep.zk.auth.secret).",
+)
 @pass_context
 def add_peer(
     ctx: CliContext,
@@ -62,8 +70,15 @@ def add_peer(
     namespaces: str | None,
     bandwidth: int,
     serial: bool,
+    config_items: tuple[str, ...],
 ) -> None:
     """Add a peer cluster; queues then track edits for it (refused when its id's old queues remain)."""
+    configuration = {}
+    for item in config_items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter("an entry without KEY=VALUE (values are not echoed)", param_hint="--config")
+        configuration[key.strip()] = value.strip()
     cfs = parse_table_cfs(table_cfs) if table_cfs else None
     spaces = parse_namespaces(namespaces) if namespaces else None
     config = ReplicationPeerConfig(
@@ -73,6 +88,7 @@ def add_peer(
         namespaces=spaces,
         bandwidth=bandwidth,
         serial=serial,
+        configuration=configuration,
     )
     with zk_session(ctx) as (zk, paths):
         ReplicationPeerStorage(zk, paths).add_peer(peer_id, config, enabled=state.upper() == "ENABLED")

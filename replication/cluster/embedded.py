@@ -32,7 +32,7 @@ from replication.cluster.info import (
 from replication.cluster.regionserver import pid_file
 from replication.config import Config, write_site_xml
 from replication.fs import get_filesystem
-from replication.zk.client import connect
+from replication.zk.client import connect, zk_options
 from replication.zk.cluster_id import create_cluster_id_if_absent
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
@@ -261,7 +261,7 @@ def start_cluster(
         raise ClusterError(f"cluster {name}: --regionservers must be at least 1, not {regionservers}")
     conf = conf or Config.load(env={})
     key = ClusterKey.parse(cluster_key)
-    zk = connect(key, auth=conf.get_str("hbrep.zk.auth", "") or None)
+    zk = connect(key, **zk_options(conf))
     paths = ZNodePaths(conf, parent=key.znode_parent)
     try:
         info = prepare_cluster(zk, paths, name, root, conf)

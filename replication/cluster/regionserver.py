@@ -43,8 +43,9 @@ from replication.errors import HbrepError
 from replication.fs import FileSystem, get_filesystem
 from replication.tables.descriptors import TableDescriptor, TableRegistry
 from replication.tables.names import TableName
+from replication.tls import rpc_server_tls
 from replication.wal.model import Cell, CellType, Entry, WALKey
-from replication.zk.client import connect
+from replication.zk.client import connect, zk_options
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
 from replication.zk.queue_storage import ReplicationQueueStorage
@@ -89,7 +90,7 @@ class HRegionServer:
         self.key = ClusterKey.parse(cluster_key)
         self.cluster_key = str(self.key)
         self.paths = ZNodePaths(conf, parent=self.key.znode_parent)
-        self.zk = zk or connect(self.key, auth=conf.get_str("hbrep.zk.auth", "") or None)
+        self.zk = zk or connect(self.key, **zk_options(conf))
         self.zk_owned = zk is None
         self.info: ClusterInfo = read_cluster_info(self.zk, self.paths)
         self.fs: FileSystem
@@ -121,7 +122,7 @@ class HRegionServer:
         # hbase.regionserver.hostname (HBase's keys); port 0 = a free port (embedded clusters).
         bind = self.conf.get_str("hbase.regionserver.ipc.address", LOOPBACK) or LOOPBACK
         port_wanted = self.conf.get_int("hbase.regionserver.port", 0)
-        self.grpc_server, port = build_server(self, f"{bind}:{port_wanted}")
+        self.grpc_server, port = build_server(self, f"{bind}:{port_wanted}", tls=rpc_server_tls(self.conf))
         advertised = (self.conf.get_str("hbase.regionserver.hostname", "") or LOOPBACK).lower()
         self.server_name = f"{advertised},{port},{self.start_code}"
         self.zk.ensure_path(self.paths.peers)

@@ -23,6 +23,7 @@ from kazoo.client import KazooClient
 from replication.cluster.source_cluster import open_source
 from replication.config import Config
 from replication.metrics import MetricsStore
+from replication.secrets import SecretLookup
 from replication.source import lease
 from replication.source.commit import QueueCommit, commit
 from replication.source.job_runner import ShipJobRunner
@@ -57,8 +58,12 @@ def snapshot_step(
     peer_ids: list[str] | None = None,
     work_dir: str | os.PathLike[str] | None = None,
     cycle_id: str | None = None,
+    secret_lookup: SecretLookup | None = None,
 ) -> SnapshotOutcome:
-    """Lease the peers, snapshot them and their queues, write the manifest (see module doc)."""
+    """Lease the peers, snapshot them and their queues, write the manifest (see module doc).
+
+    ``secret_lookup`` resolves the peers' Airflow-held secrets (``replication/secrets.py``).
+    """
     source = open_source(zk, key, conf)
     storage = ReplicationPeerStorage(zk, source.paths)
     wanted = peer_ids if peer_ids is not None else storage.list_peer_ids()
@@ -72,7 +77,7 @@ def snapshot_step(
             busy[peer_id] = f"another cycle ({holder.get('owner', '?')}) is shipping peer {peer_id}"
             LOG.warning("Skipping peer %s: %s", peer_id, busy[peer_id])
     try:
-        manifest = build_manifest(zk, source, conf, peer_ids=leased, cycle_id=cycle_id)
+        manifest = build_manifest(zk, source, conf, peer_ids=leased, cycle_id=cycle_id, secret_lookup=secret_lookup)
     except BaseException:
         # A snapshot that cannot be taken (e.g. a garbled position znode) must not keep the peers leased.
         for peer_id in leased:

@@ -18,9 +18,12 @@ from kazoo.client import KazooClient
 
 from replication.cluster.source_cluster import SourceCluster
 from replication.config import Config
+from replication.errors import HbrepError
 from replication.fs import FileSystem
+from replication.secrets import SecretLookup, resolve_peer_secrets
 from replication.source.manifest import Manifest, PeerTask, QueueTask, WalTask
 from replication.source.wal_locator import WalLocator
+from replication.tls import zk_client_tls
 from replication.wal.names import wal_group_id, wal_start_timestamp
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
@@ -32,8 +35,16 @@ from replication.zk.queue_storage import ReplicationQueueStorage
 LOG = logging.getLogger(__name__)
 
 
-def read_peer(peer_id: str, storage: ReplicationPeerStorage, conf: Config) -> PeerTask:
-    """The peer's configuration and state, plus its cluster id, root and live servers (if reachable)."""
+def read_peer(
+    peer_id: str, storage: ReplicationPeerStorage, conf: Config, secret_lookup: SecretLookup | None = None
+) -> PeerTask:
+    """The peer's configuration and state, plus its cluster id, root and live servers (if reachable).
+
+    The peer's secrets (its configuration names them, ``replication/secrets.py``) are resolved here, by
+    the process that ships, into ``config["secrets"]`` of the task: the manifest (owner-only) carries
+    them to the executors; a secret that cannot be resolved is ``config["secret_error"]`` (one line,
+    without the secret) and the peer's queues fail with it.
+    """
     from replication.cluster.info import read_cluster_info
     from replication.zk.client import connected
     from replication.zk.cluster_id import read_cluster_id
@@ -55,11 +66,17 @@ def read_peer(peer_id: str, storage: ReplicationPeerStorage, conf: Config) -> Pe
     )
     if not enabled:
         return task
+    try:
+        task.config["secrets"] = resolve_peer_secrets(config.configuration, secret_lookup)
+    except HbrepError as exc:
+        task.config["secret_error"] = f"peer {peer_id}: {exc}"
+        LOG.warning("%s", task.config["secret_error"])
+        return task
     key = ClusterKey.parse(config.cluster_key)
     try:
         # A peer whose ZooKeeper has digest ACLs: its own credentials (peer configuration), else ours.
-        auth = config.configuration.get("hbrep.zk.auth") or conf.get_str("hbrep.zk.auth", "") or None
-        with connected(key, timeout=5.0, auth=auth) as peer_zk:
+        auth = task.config["secrets"].get("hbrep.zk.auth") or conf.get_str("hbrep.zk.auth", "") or None
+        with connected(key, timeout=5.0, auth=auth, tls=zk_client_tls(conf)) as peer_zk:
             peer_paths = ZNodePaths(conf, parent=key.znode_parent)
             task.peer_cluster_id = str(read_cluster_id(peer_zk, peer_paths))
             task.peer_root = read_cluster_info(peer_zk, peer_paths).root
@@ -103,15 +120,20 @@ def build_manifest(
     peer_ids: list[str] | None = None,
     cycle_id: str | None = None,
     queue_snapshot: QueueSnapshot | None = None,
+    secret_lookup: SecretLookup | None = None,
 ) -> Manifest:
     """Snapshot peers and queues into a manifest; ``peer_ids`` limits it to those peers.
+
+    ``secret_lookup`` resolves ``airflow-var:``/``airflow-conn:`` peer secrets (the Airflow plugin's).
 
     Every queue of a live replicator whose peer is selected is included with its WALs in read order
     and their current paths; queues with nothing to ship are left out (``queue_has_work``).
     """
     peers_storage = ReplicationPeerStorage(zk, source.paths)
     selected = peer_ids if peer_ids is not None else peers_storage.list_peer_ids()
-    peers = {pid: read_peer(pid, peers_storage, conf) for pid in selected if peers_storage.peer_exists(pid)}
+    peers = {
+        pid: read_peer(pid, peers_storage, conf, secret_lookup) for pid in selected if peers_storage.peer_exists(pid)
+    }
     if queue_snapshot is None:  # incremental: re-reads only the queues the journal names (zk/queue_snapshot.py)
         queue_snapshot = cycle_snapshot(
             ReplicationQueueStorage(zk, source.paths), source.fs, source.root, conf

@@ -97,6 +97,8 @@ def parse_cluster_id(data: bytes | None, what: str = "hbaseid") -> uuid.UUID:
     text = _parse(ClusterId_pb2.ClusterId, data, what).cluster_id if data and data.startswith(PB_MAGIC) else None
     if text is None:
         text = (data or b"").decode("utf-8", "replace")
+    if isinstance(text, bytes):  # a proto2 string field holding invalid UTF-8 comes back as bytes (fuzzing)
+        text = text.decode("utf-8", "replace")
     try:
         return uuid.UUID(text)
     except ValueError:

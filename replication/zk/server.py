@@ -85,6 +85,33 @@ class EnsembleMember:
     election_port: int
 
 
+@dataclass(frozen=True)
+class ZooKeeperTls:
+    """ZooKeeper's secure client port (Netty connection factory) with PEM key and trust stores.
+
+    ``keystore``: the server's key followed by its certificate chain; ``truststore``: the CA(s) that
+    clients' certificates must chain to; ``client_auth``: ``need`` (mutual TLS), ``want`` or ``none``.
+    """
+
+    secure_port: int
+    keystore: Path
+    truststore: Path
+    client_auth: str = "need"
+
+    def config_lines(self) -> list[str]:
+        """The zoo.cfg lines (ZooKeeper passes the ``ssl.*`` keys on as ``zookeeper.ssl.*`` properties)."""
+        return [
+            f"secureClientPort={self.secure_port}",
+            f"secureClientPortAddress={LOOPBACK}",
+            "serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory",
+            f"ssl.keyStore.location={self.keystore}",
+            "ssl.keyStore.type=PEM",
+            f"ssl.trustStore.location={self.truststore}",
+            "ssl.trustStore.type=PEM",
+            f"ssl.clientAuth={self.client_auth}",
+        ]
+
+
 @dataclass
 class ServerStatus:
     """What ``status`` reports: whether the process runs and what ``srvr`` said."""
@@ -111,7 +138,11 @@ class ZooKeeperServer:
         server_id: int | None = None,
         heap_mb: int = 256,
         tick_time_ms: int = 2000,
+        tls: ZooKeeperTls | None = None,
     ):
+        """``tls`` adds a secure client port (``tls.secure_port``) next to the plain ``port``, which the
+        start-up check (``srvr``) uses."""
+        self.tls = tls
         self.data_dir = Path(data_dir).resolve()
         self.port = port
         self.ensemble = tuple(ensemble)
@@ -149,6 +180,8 @@ class ZooKeeperServer:
             "4lw.commands.whitelist=ruok,srvr,stat,envi,mntr,conf,cons",
             "maxClientCnxns=200",
         ]
+        if self.tls is not None:
+            lines += self.tls.config_lines()
         if self.ensemble:
             if self.server_id is None:
                 raise ZooKeeperServerError("an ensemble member needs a server id")

@@ -70,3 +70,23 @@ def test_peer_lifecycle_queues_and_claim(cluster_key):
         zk.delete(paths.parent, recursive=True)
         zk.stop()
         zk.close()
+
+
+def test_add_peer_config_takes_secret_references_and_refuses_secrets(cluster_key):
+    c = ("--cluster", cluster_key)
+    plain = hbrep(*c, "add_peer", "4", "zk9:2181:/hbase-b", "--config", "hbrep.cluster.token=tok-plain-123")
+    assert plain.returncode == 1
+    assert plain.stderr.strip().splitlines() == [
+        "hbrep: error: peer configuration hbrep.cluster.token would store a secret in ZooKeeper: set "
+        "hbrep.cluster.token.secret to a reference instead (env:NAME, file:NAME, airflow-var:NAME, airflow-conn:NAME)"
+    ]
+    assert "tok-plain-123" not in plain.stdout + plain.stderr
+    added = hbrep(*c, "add_peer", "4", "zk9:2181:/hbase-b", "--config", "hbrep.cluster.token.secret=env:PEER_TOKEN")
+    assert added.returncode == 0, added.stderr
+    zk = connect(ClusterKey.parse(cluster_key))
+    try:
+        data, _ = zk.get(f"{ClusterKey.parse(cluster_key).znode_parent}/replication/peers/4")
+    finally:
+        zk.stop()
+        zk.close()
+    assert b"hbrep.cluster.token.secret" in data and b"env:PEER_TOKEN" in data
