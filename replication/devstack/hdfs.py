@@ -412,7 +412,13 @@ class HdfsCluster:
         """
         if not port_accepts(self.ports["dn_xfer"]):
             return False
-        info = self._jmx("Hadoop:service=DataNode,name=DataNodeInfo", f"http://{LOOPBACK}:{self.ports['dn_http']}")
+        # one attribute only: reading the whole bean before the storage is up logs an NPE per attribute
+        answer = self._get_json(
+            "/jmx?get=Hadoop:service=DataNode,name=DataNodeInfo::BPServiceActorInfo",
+            f"http://{LOOPBACK}:{self.ports['dn_http']}",
+        )
+        beans = answer.get("beans") if isinstance(answer, dict) else None
+        info = beans[0] if beans else None
         try:
             actors = json.loads(info["BPServiceActorInfo"]) if info else []
         except (KeyError, TypeError, ValueError):

@@ -33,13 +33,18 @@ LOG = logging.getLogger(__name__)
 
 @dataclass
 class SourceCluster:
-    """The source cluster as a cycle sees it: key, layout, root and cluster id."""
+    """The source cluster as a cycle sees it: key, layout, root and cluster id.
+
+    ``root`` is the root as a path of ``fs``; ``root_uri`` is the root as recorded (a local path, or
+    ``webhdfs://nn:9870/hbase``), which is what a process elsewhere (the Spark job) needs to find it.
+    """
 
     key: ClusterKey
     paths: ZNodePaths
     root: str
     cluster_id: uuid.UUID
     fs: FileSystem
+    root_uri: str = ""
 
 
 def open_source(zk: KazooClient, key: ClusterKey, conf: Config) -> SourceCluster:
@@ -50,7 +55,7 @@ def open_source(zk: KazooClient, key: ClusterKey, conf: Config) -> SourceCluster
     paths = ZNodePaths(conf, parent=key.znode_parent)
     info = read_cluster_info(zk, paths)
     fs, root = get_filesystem(info.root)
-    return SourceCluster(key, paths, root, read_cluster_id(zk, paths), fs)
+    return SourceCluster(key, paths, root, read_cluster_id(zk, paths), fs, root_uri=info.root)
 
 
 def read_peer(peer_id: str, storage: ReplicationPeerStorage, conf: Config) -> PeerTask:
@@ -168,7 +173,7 @@ def build_manifest(
         cycle_id=cycle_id or f"cycle-{int(time.time() * 1000)}-{uuid.uuid4().hex[:6]}",
         created_ms=int(time.time() * 1000),
         source_cluster_key=str(source.key),
-        source_root=source.root,
+        source_root=source.root_uri or source.root,
         source_cluster_id=str(source.cluster_id),
         conf=conf.as_dict(),
         peers=peers,
