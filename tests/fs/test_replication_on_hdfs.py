@@ -247,9 +247,11 @@ def test_namenode_in_safe_mode_is_a_clear_error_and_nothing_advances(hdfs_pair, 
     hdfs_cluster.enter_safe_mode()
     try:
         assert hdfs_cluster.status().safe_mode is True
-        report = cycle(pair, spark)
-        failed = [q for q in report.queues if q["status"] != "ok"]
-        assert failed and all("SafeModeException" in str(q["error"]) for q in failed), report.queues
+        # the peer's region server cannot write its WAL, so the ship fails; the commit then cannot
+        # record the cycle's metrics on the source's root: one FileSystemError naming safe mode
+        with pytest.raises(FileSystemError, match="SafeModeException: Cannot create file") as info:
+            cycle(pair, spark)
+        assert "\n" not in str(info.value)
         assert _positions(pair) == before
     finally:
         hdfs_cluster.leave_safe_mode()
@@ -257,3 +259,31 @@ def test_namenode_in_safe_mode_is_a_clear_error_and_nothing_advances(hdfs_pair, 
     assert all(q["status"] == "ok" for q in report.queues), report.queues
     assert keys <= _row_keys(spark, pair.peer, table)
     assert _row_keys(spark, pair.peer, table) == _row_keys(spark, pair.source, table)
+
+
+def test_a_user_without_write_access_to_old_wals_gets_one_error_and_nothing_is_deleted(
+    hdfs_pair, hdfs_cluster, spark, monkeypatch
+):
+    pair = hdfs_pair
+    table = _table(pair)
+    _put_rows(pair, table, range(6000, 6050), roll=True)
+    assert all(q["status"] == "ok" for q in cycle(pair, spark).queues)
+    with pair.source.client() as client:
+        client.flush(table)
+    fs, root = get_filesystem(pair.source.root)
+    deadline = time.monotonic() + 30
+    while not old_wal_files(fs, root) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    before = {s.path for s in old_wal_files(fs, root)}
+    assert before
+    old_wals = fs.join(root, "oldWALs")
+    assert fs.client.status(old_wals)["owner"] == "root"  # written by the region servers (the OS user)
+    fs.client.set_permission(old_wals, "755")  # as the superuser: others may read, not delete
+    monkeypatch.setenv("HBREP_WEBHDFS_USER", "cleaner-without-rights")
+    with connected(pair.source_key) as zk, pytest.raises(FileSystemError) as info:
+        clean_once(zk, pair.source_key, pair.conf)
+    message = str(info.value)
+    assert "AccessControlException: Permission denied: user=cleaner-without-rights, access=WRITE" in message
+    assert "\n" not in message
+    monkeypatch.delenv("HBREP_WEBHDFS_USER")
+    assert {s.path for s in old_wal_files(fs, root)} == before  # nothing deleted
