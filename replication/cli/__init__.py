@@ -72,6 +72,7 @@ def _register() -> None:
     from replication.cli import (
         cluster_commands,
         demo_command,
+        hdfs_commands,
         maintenance_commands,
         peer_commands,
         ship_commands,
@@ -82,6 +83,7 @@ def _register() -> None:
 
     for command in (
         zk_commands.zk,
+        hdfs_commands.hdfs,
         *peer_commands.COMMANDS,
         ship_commands.ship,
         ship_commands.status,

@@ -32,7 +32,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError
 
 from replication.cluster.errors import ClusterError, RegionServerAborted
-from replication.cluster.info import ClusterInfo, cluster_token, read_cluster_info, state_dir
+from replication.cluster.info import ClusterInfo, cluster_token, local_state_dir, read_cluster_info
 from replication.cluster.region import HRegion
 from replication.cluster.region_routing import LATEST_TIMESTAMP
 from replication.cluster.service import build_server
@@ -71,8 +71,9 @@ class FlushResult:
 
 
 def pid_file(root: str, server_name: str) -> str:
-    """``<root>/.hbrep/rs/<servername>.pid``: how ``cluster stop`` and ``rs kill`` find the process."""
-    return os.path.join(state_dir(root), "rs", f"{server_name}.pid")
+    """``<local state>/rs/<servername>.pid`` (``root`` as recorded; see ``local_state_dir``): how
+    ``cluster stop`` and ``rs kill`` find the process."""
+    return os.path.join(local_state_dir(root), "rs", f"{server_name}.pid")
 
 
 def roll_size(conf: Config) -> int:
@@ -140,8 +141,8 @@ class HRegionServer:
         self.zk.ChildrenWatch(self.paths.peers, self._on_peers_changed)
         self.zk.ChildrenWatch(self.paths.rs, self._on_servers_changed)
         self.grpc_server.start()
-        os.makedirs(os.path.dirname(pid_file(self.root, self.server_name)), exist_ok=True)
-        with open(pid_file(self.root, self.server_name), "w") as out:
+        os.makedirs(os.path.dirname(pid_file(self.info.root, self.server_name)), exist_ok=True)
+        with open(pid_file(self.info.root, self.server_name), "w") as out:
             out.write(str(os.getpid()))
         with contextlib.suppress(NodeExistsError):
             self.zk.create(self.paths.live_server(self.server_name), b"", ephemeral=True, makepath=True)
@@ -172,7 +173,7 @@ class HRegionServer:
             with contextlib.suppress(Exception):
                 self.zk.delete(self.paths.live_server(self.server_name))
             with contextlib.suppress(OSError):
-                os.remove(pid_file(self.root, self.server_name))
+                os.remove(pid_file(self.info.root, self.server_name))
             if self.zk_owned:
                 with contextlib.suppress(Exception):
                     self.zk.stop()

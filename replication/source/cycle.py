@@ -134,14 +134,19 @@ def commit_step(
         else ShipResult(manifest.cycle_id, [])
     )
     source = open_source(zk, key, conf)
-    commits = commit(zk, source.paths, result.queues)
-    by_key: dict[str, QueueCommit] = {c.queue: c for c in commits}
-    report = summarize(manifest, result, by_key)
-    MetricsStore(source.fs, source.root).record_cycle(
-        manifest.cycle_id, result.queues, {"peers": report.peers, "spark_job": report.spark_job}
-    )
-    for peer_id in manifest.peers:
-        lease.release(zk, source.paths, peer_id, owner)
+    try:
+        commits = commit(zk, source.paths, result.queues)
+        by_key: dict[str, QueueCommit] = {c.queue: c for c in commits}
+        report = summarize(manifest, result, by_key)
+        MetricsStore(source.fs, source.root).record_cycle(
+            manifest.cycle_id, result.queues, {"peers": report.peers, "spark_job": report.spark_job}
+        )
+    finally:
+        # released even when the root's filesystem fails under the metrics write (an HDFS DataNode
+        # gone): the positions committed above are right, and the next cycle must not wait for the
+        # lease to expire
+        for peer_id in manifest.peers:
+            lease.release(zk, source.paths, peer_id, owner)
     return report
 
 

@@ -167,7 +167,7 @@ def build_manifest(
         cycle_id=cycle_id or f"cycle-{int(time.time() * 1000)}-{uuid.uuid4().hex[:6]}",
         created_ms=int(time.time() * 1000),
         source_cluster_key=str(source.key),
-        source_root=source.root,
+        source_root=source.root_uri or source.root,
         source_cluster_id=str(source.cluster_id),
         conf=conf.as_dict(),
         peers=peers,
