@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from replication.checks import check_replicated_table, verify_replication
+from replication.peer_checks import check_replicated_table, verify_replication
 from support import add_peer, create_table, cycle, queue_snapshot, table_state
 
 from replication.cleaner import clean_once, old_wal_files
