@@ -17,12 +17,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from replication.peer_checks import check_replicated_table, verify_replication
 from support import add_peer, create_table, cycle, queue_snapshot, table_state
 
 from replication.cleaner import clean_once, old_wal_files
 from replication.config import Config
 from replication.fs import FileSystemError, get_filesystem
+from replication.jobs.launch import runner_for
+from replication.peer_checks import check_replicated_table, verify_replication
 from replication.source.cycle import commit_step, ship_step, snapshot_step
 from replication.wal.model import Cell, CellType
 from replication.wal.names import old_wal_dir
@@ -155,7 +156,7 @@ def test_a_wal_archived_between_snapshot_and_read_is_found_in_old_wals(hdfs_pair
                 fs.rename(status.path, fs.join(old_wal_dir(root), status.name))
                 moved.append(status.name)
         assert moved
-        ship_step(manifest, pair.conf, spark=spark)
+        ship_step(manifest, pair.conf, runner=runner_for(pair.conf, spark))
         report = commit_step(zk, pair.source_key, pair.conf, manifest, owner="archiver-test")
     assert all(q["status"] == "ok" for q in report.queues), report.queues
     assert keys <= _row_keys(spark, pair.peer, table)

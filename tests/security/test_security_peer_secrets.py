@@ -18,6 +18,7 @@ from support import create_table, table_state
 from replication.cluster.embedded import start_cluster
 from replication.config import Config
 from replication.errors import HbrepError
+from replication.jobs.launch import runner_for
 from replication.secrets import SecretError, refuse_plain_secrets, resolve_secret
 from replication.source.cycle import run_cycle
 from replication.zk.client import connected
@@ -95,7 +96,7 @@ def test_a_peer_named_by_secret_references_ships_and_no_znode_holds_a_secret(
         for i in range(20):
             client.put("t", f"r{i:02d}".encode(), b"f", b"q", f"v{i}".encode())
     with connected(source_key, auth=SOURCE_AUTH) as zk:
-        report = run_cycle(zk, source_key, source_conf, spark=spark)
+        report = run_cycle(zk, source_key, source_conf, runner=runner_for(source_conf, spark))
     assert report.queues and all(q["status"] == "ok" for q in report.queues), report.as_dict()
     assert table_state(spark, peer, "t") == table_state(spark, source, "t")
     assert len(table_state(spark, peer, "t")) == 20
@@ -141,7 +142,7 @@ def test_a_group_readable_secret_file_fails_the_ship_with_one_line(clusters, spa
         with source.client() as client:
             client.put("t", b"loose", b"f", b"q", b"v")
         with connected(source_key, auth=SOURCE_AUTH) as zk:
-            report = run_cycle(zk, source_key, source_conf, spark=spark, peer_ids=["3"])
+            report = run_cycle(zk, source_key, source_conf, runner=runner_for(source_conf, spark), peer_ids=["3"])
         errors = [q["error"] for q in report.queues if q["peer_id"] == "3"]
         assert errors, report.as_dict()
         expected = f"peer 3: secret file:{token_file}: {token_file} is readable by others (mode 0640); chmod 600 it"

@@ -17,6 +17,7 @@ from replication.cluster.embedded import start_cluster
 from replication.config import Config, write_site_xml
 from replication.devstack.tls_ca import ThrowAwayCA
 from replication.errors import ConfigError
+from replication.jobs.launch import runner_for
 from replication.net import free_port
 from replication.source.cycle import run_cycle
 from replication.tls import zk_client_tls
@@ -77,7 +78,7 @@ def test_a_ship_cycle_runs_with_tls_on_every_connection(secure_stack, spark):
                 for i in range(30):
                     client.put("t", f"row{i:02d}".encode(), b"f", b"q", f"v{i}".encode())
             with connected(source_key, **zk_options(conf)) as zk:
-                report = run_cycle(zk, source_key, conf, spark=spark)
+                report = run_cycle(zk, source_key, conf, runner=runner_for(conf, spark))
             assert report.queues and all(q["status"] == "ok" for q in report.queues), report.as_dict()
             rows = table_state(spark, peer, "t")
             assert rows == table_state(spark, source, "t")
