@@ -21,11 +21,13 @@ from replication.source.endpoint import ReplicationEndpoint, ReplicationSourceSh
 from replication.source.filters import EntryFilter
 from replication.source.manifest import Manifest, PeerTask, QueueResult, QueueTask, WalProgress
 from replication.source.metrics import SourceMetrics
+from replication.source.peer_protocol import HBREP, sink_client_factory
 from replication.source.read_ahead import ReadAhead
 from replication.source.sink_manager import ReplicationSinkManager
 from replication.source.throttler import ReplicationThrottler
 from replication.source.wal_reader import ReplicationSourceWALReader, WALMissing, ZeroLengthWAL
 from replication.wal.errors import WALError
+from replication.zk.queue_info import live_server_names
 
 LOG = logging.getLogger(__name__)
 
@@ -64,7 +66,7 @@ def peer_servers_fetcher(peer: PeerTask, conf: Config) -> Callable[[], list[str]
         try:
             auth = peer.config.get("configuration", {}).get("hbrep.zk.auth") or conf.get_str("hbrep.zk.auth", "")
             with connected(key, timeout=10.0, auth=auth or None) as zk:
-                return sorted(zk.get_children(ZNodePaths(conf, parent=key.znode_parent).rs))
+                return live_server_names(zk.get_children(ZNodePaths(conf, parent=key.znode_parent).rs))
         except Exception as exc:  # unreachable peer ZooKeeper: no sinks this round
             LOG.warning("Cannot read region servers of peer %s (%s): %s", peer.peer_id, key, exc)
             return []
@@ -122,10 +124,10 @@ def ship_queue(
         endpoint = ReplicationEndpoint(
             peer.peer_id,
             sinks,
-            peer_token(peer, conf),
+            peer_token(peer, conf) if peer.protocol == HBREP else "",
             conf,
             manifest.source_cluster_id,
-            client_factory=client_factory,
+            client_factory=client_factory or sink_client_factory(peer.protocol, conf),
             sleep=sleep,
             drop_entries_of_missing_table=_table_gone_on_source(fs, root),
         )
