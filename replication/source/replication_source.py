@@ -21,7 +21,7 @@ from replication.source.endpoint import ReplicationEndpoint, ReplicationSourceSh
 from replication.source.filters import EntryFilter
 from replication.source.manifest import Manifest, PeerTask, QueueResult, QueueTask, WalProgress
 from replication.source.metrics import SourceMetrics
-from replication.source.peer_protocol import HBREP, sink_client_factory
+from replication.source.peer_protocol import HBREP, configured_protocol, sink_client_factory
 from replication.source.read_ahead import ReadAhead
 from replication.source.sink_manager import ReplicationSinkManager
 from replication.source.throttler import ReplicationThrottler
@@ -110,6 +110,7 @@ def ship_queue(
         conf = manifest_conf(manifest)
         fs, root = get_filesystem(manifest.source_root)
         peer_conf = peer_config_of(peer)
+        configured_protocol(peer.peer_id, peer_conf.configuration)  # a bad hbrep.peer.protocol: its own error
         if not peer.peer_cluster_id:
             raise ShipFailed(f"peer {peer.peer_id} at {peer.cluster_key} is unreachable (no cluster id read)")
         entry_filter = EntryFilter(

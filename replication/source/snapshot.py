@@ -21,7 +21,7 @@ from kazoo.client import KazooClient
 from replication.config import Config
 from replication.fs import FileSystem, get_filesystem
 from replication.source.manifest import Manifest, PeerTask, QueueTask, WalTask
-from replication.source.peer_protocol import HBREP, configured_protocol, detect_protocol
+from replication.source.peer_protocol import HBREP, UnknownPeerProtocol, configured_protocol, detect_protocol
 from replication.source.wal_locator import WalLocator
 from replication.wal.names import wal_group_id, wal_start_timestamp
 from replication.zk.cluster_key import ClusterKey
@@ -79,7 +79,11 @@ def read_peer(peer_id: str, storage: ReplicationPeerStorage, conf: Config) -> Pe
     if not enabled:
         return task
     key = ClusterKey.parse(config.cluster_key)
-    configured = configured_protocol(peer_id, config.configuration)
+    try:
+        configured = configured_protocol(peer_id, config.configuration)
+    except UnknownPeerProtocol as exc:  # its queues fail with this message (ship_queue checks it again)
+        LOG.error("%s", exc)
+        return task
     try:
         # A peer whose ZooKeeper has digest ACLs: its own credentials (peer configuration), else ours.
         auth = config.configuration.get("hbrep.zk.auth") or conf.get_str("hbrep.zk.auth", "") or None
