@@ -10,6 +10,8 @@ import click
 from kazoo.client import KazooClient
 
 from replication.cli.common import CliContext, emit_json, json_option, pass_context
+from replication.errors import HbrepError
+from replication.source.peer_protocol import configured_protocol
 from replication.zk.client import connect
 from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import (
@@ -52,6 +54,13 @@ def zk_session(ctx: CliContext) -> Iterator[tuple[KazooClient, ZNodePaths]]:
 @click.option("--namespaces", default=None, help="Replicate whole namespaces: 'ns1,ns2' (sets REPLICATE_ALL false).")
 @click.option("--bandwidth", type=click.IntRange(0), default=0, help="Bytes per second, 0 = unthrottled.")
 @click.option("--serial", is_flag=True, help="Serial replication peer.")
+@click.option(
+    "--config",
+    "config_pairs",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Peer configuration (the HBase shell's CONFIG), e.g. hbrep.peer.protocol=hbase. Repeatable.",
+)
 @pass_context
 def add_peer(
     ctx: CliContext,
@@ -62,8 +71,16 @@ def add_peer(
     namespaces: str | None,
     bandwidth: int,
     serial: bool,
+    config_pairs: tuple[str, ...],
 ) -> None:
     """Add a peer cluster; queues then track edits for it (refused when its id's old queues remain)."""
+    configuration = {}
+    for pair in config_pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise HbrepError(f"--config {pair!r} is not KEY=VALUE")
+        configuration[name.strip()] = value
+    configured_protocol(peer_id, configuration)  # UnknownPeerProtocol for a bad hbrep.peer.protocol
     cfs = parse_table_cfs(table_cfs) if table_cfs else None
     spaces = parse_namespaces(namespaces) if namespaces else None
     config = ReplicationPeerConfig(
@@ -73,6 +90,7 @@ def add_peer(
         namespaces=spaces,
         bandwidth=bandwidth,
         serial=serial,
+        configuration=configuration,
     )
     with zk_session(ctx) as (zk, paths):
         ReplicationPeerStorage(zk, paths).add_peer(peer_id, config, enabled=state.upper() == "ENABLED")
