@@ -187,6 +187,7 @@ def test_a_peer_region_server_sigkilled_mid_ship_loses_nothing(source, real_hbas
     finally:
         _restart(real_hbase, victim, 2)
     failed = sum(q["metrics"].get("failedBatches", 0) for r in reports for q in r.queues)
+    print(f"rows on HBase at the kill: {shipped_at_kill}/{rows}; failed batches {failed}; cycles {len(reports)}")
     assert failed >= 1 or any(q["status"] == "failed" for r in reports for q in r.queues), "the kill was never seen"
     assert _hbase_cells(real_hbase, table) == _source_cells(spark, source, table)
 
