@@ -155,15 +155,15 @@ def test_a_peer_region_server_sigkilled_mid_ship_loses_nothing(source, real_hbas
     _create_both(source, real_hbase, table)
     rows = 4000
     cells = [cell for batch in _workload(table, rows) for cell in batch]
-    _write(source, table, [cells[start : start + 600] for start in range(0, len(cells), 600)])
+    _write(source, table, [cells[start : start + 60] for start in range(0, len(cells), 60)])  # ~200 WAL entries
     # both HBase region servers are sinks, in small throttled batches, so the ship takes several seconds
     conf = Config.load(
         env={},
         overrides={
             **SOURCE_CONF,
             "replication.source.ratio": "1.0",
-            "replication.source.nb.capacity": "20",
-            "replication.source.per.peer.node.bandwidth": str(60_000),
+            "replication.source.nb.capacity": "10",
+            "replication.source.per.peer.node.bandwidth": str(20_000),
         },
     )
     reports: list[CycleReport] = []
@@ -175,9 +175,9 @@ def test_a_peer_region_server_sigkilled_mid_ship_loses_nothing(source, real_hbas
         while time.monotonic() < deadline and shipping.is_alive() and not _some_rows(real_hbase, table):
             time.sleep(0.2)
         assert shipping.is_alive(), f"the ship finished before any row was seen: {reports}"
-        victim.kill()
         shipped_at_kill = len(_hbase_rows(real_hbase, table))
-        assert 0 < shipped_at_kill < rows, shipped_at_kill
+        victim.kill()
+        assert 0 < shipped_at_kill < rows, f"not mid-ship: {shipped_at_kill} of {rows} rows were on HBase"
         shipping.join(timeout=600)
         assert not shipping.is_alive()
         deadline = time.monotonic() + 600
@@ -187,7 +187,7 @@ def test_a_peer_region_server_sigkilled_mid_ship_loses_nothing(source, real_hbas
     finally:
         _restart(real_hbase, victim, 2)
     failed = sum(q["metrics"].get("failedBatches", 0) for r in reports for q in r.queues)
-    print(f"rows on HBase at the kill: {shipped_at_kill}/{rows}; failed batches {failed}; cycles {len(reports)}")
+    print(f"rows on HBase before the kill: {shipped_at_kill}/{rows}; failed batches {failed}; cycles {len(reports)}")
     assert failed >= 1 or any(q["status"] == "failed" for r in reports for q in r.queues), "the kill was never seen"
     assert _hbase_cells(real_hbase, table) == _source_cells(spark, source, table)
 
