@@ -58,9 +58,10 @@ fmt: install
 # Regenerate the checked-in protobuf modules from replication/proto/*.proto.
 proto: install
 	$(PY) -m grpc_tools.protoc -Ireplication/proto --python_out=replication/proto --pyi_out=replication/proto \
-	  $$(grep -l '^service ' replication/proto/*.proto | sed 's|^|--grpc_python_out=replication/proto |' | head -1) \
 	  replication/proto/*.proto
-	sed -i -E 's/^import ([A-Za-z_]+_pb2)/from . import \1/' replication/proto/*_pb2*.py
+	$(PY) -m grpc_tools.protoc -Ireplication/proto --grpc_python_out=replication/proto \
+	  $$(grep -l '^service ' replication/proto/*.proto)
+	sed -i -E 's/^import ([A-Za-z_]+_pb2)/from . import \1/' replication/proto/*_pb2*.py replication/proto/*_pb2.pyi
 
 # Re-pin every dependency (run after editing pyproject.toml); commit constraints.txt.
 lock: install

@@ -72,6 +72,7 @@ def _register() -> None:
     from replication.cli import (
         cluster_commands,
         demo_command,
+        hbase_commands,
         hdfs_commands,
         maintenance_commands,
         peer_commands,
@@ -84,6 +85,7 @@ def _register() -> None:
     for command in (
         zk_commands.zk,
         hdfs_commands.hdfs,
+        hbase_commands.hbase,
         *peer_commands.COMMANDS,
         ship_commands.ship,
         ship_commands.status,

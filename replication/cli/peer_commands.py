@@ -10,6 +10,7 @@ import click
 from kazoo.client import KazooClient
 
 from replication.cli.common import CliContext, emit_json, json_option, pass_context
+from replication.source.peer_protocol import configured_protocol
 from replication.zk.client import connect, zk_options
 from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import (
@@ -58,7 +59,8 @@ def zk_session(ctx: CliContext) -> Iterator[tuple[KazooClient, ZNodePaths]]:
     multiple=True,
     metavar="KEY=VALUE",
     help="Peer configuration entry (repeatable). Secrets by reference only: "
-    "hbrep.cluster.token.secret=env:NAME|file:/path|airflow-var:NAME|airflow-conn:ID (and hbrep.zk.auth.secret).",
+    "hbrep.cluster.token.secret=env:NAME|file:/path|airflow-var:NAME|airflow-conn:ID (and hbrep.zk.auth.secret); "
+    "hbrep.peer.protocol=hbase|hbrep names the protocol of the peer's region servers (found when not set).",
 )
 @pass_context
 def add_peer(
@@ -79,6 +81,7 @@ def add_peer(
         if not sep or not key.strip():
             raise click.BadParameter("an entry without KEY=VALUE (values are not echoed)", param_hint="--config")
         configuration[key.strip()] = value.strip()
+    configured_protocol(peer_id, configuration)  # UnknownPeerProtocol for a bad hbrep.peer.protocol
     cfs = parse_table_cfs(table_cfs) if table_cfs else None
     spaces = parse_namespaces(namespaces) if namespaces else None
     config = ReplicationPeerConfig(

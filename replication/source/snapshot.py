@@ -1,8 +1,9 @@
 """The ``snapshot`` step of a cycle: peers and every queue, read once, into a manifest.
 
 Only queues of live replicators are shipped (a dead server's queues wait for failover, as in HBase).
-The peer's side is read here too: its cluster id (``hbaseid``, for loop prevention), its root (to find
-the sink token of an embedded peer) and its live region servers (the first sink choice). A peer whose
+The peer's side is read here too: the RPC its region servers speak (source/peer_protocol.py), its
+cluster id (``hbaseid``, for loop prevention), its root (to find the sink token of an embedded hbrep
+peer; a real HBase peer needs none) and its live region servers (the first sink choice). A peer whose
 ZooKeeper does not answer is recorded without a cluster id, so its queues fail with a clear error
 instead of shipping blindly.
 """
@@ -22,13 +23,14 @@ from replication.errors import HbrepError
 from replication.fs import FileSystem
 from replication.secrets import SecretLookup, resolve_peer_secrets
 from replication.source.manifest import Manifest, PeerTask, QueueTask, WalTask
+from replication.source.peer_protocol import HBREP, UnknownPeerProtocol, configured_protocol, detect_protocol
 from replication.source.wal_locator import WalLocator
 from replication.tls import zk_client_tls
 from replication.wal.names import wal_group_id, wal_start_timestamp
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import ReplicationPeerStorage
-from replication.zk.queue_info import ReplicationQueueInfo
+from replication.zk.queue_info import ReplicationQueueInfo, live_server_names
 from replication.zk.queue_snapshot import QueueSnapshot, cycle_snapshot
 from replication.zk.queue_storage import ReplicationQueueStorage
 
@@ -74,13 +76,21 @@ def read_peer(
         return task
     key = ClusterKey.parse(config.cluster_key)
     try:
+        configured = configured_protocol(peer_id, config.configuration)
+    except UnknownPeerProtocol as exc:  # its queues fail with this message (ship_queue checks it again)
+        LOG.error("%s", exc)
+        return task
+    try:
         # A peer whose ZooKeeper has digest ACLs: its own credentials (peer configuration), else ours.
         auth = task.config["secrets"].get("hbrep.zk.auth") or conf.get_str("hbrep.zk.auth", "") or None
         with connected(key, timeout=5.0, auth=auth, tls=zk_client_tls(conf)) as peer_zk:
             peer_paths = ZNodePaths(conf, parent=key.znode_parent)
+            task.protocol = configured or detect_protocol(peer_zk, key.znode_parent)
             task.peer_cluster_id = str(read_cluster_id(peer_zk, peer_paths))
-            task.peer_root = read_cluster_info(peer_zk, peer_paths).root
-            task.sinks = sorted(peer_zk.get_children(peer_paths.rs)) if peer_zk.exists(peer_paths.rs) else []
+            if task.protocol == HBREP:
+                task.peer_root = read_cluster_info(peer_zk, peer_paths).root
+            live = sorted(peer_zk.get_children(peer_paths.rs)) if peer_zk.exists(peer_paths.rs) else []
+            task.sinks = live_server_names(live)
     except Exception as exc:
         LOG.warning("Peer %s (%s) cannot be read: %s", peer_id, key, exc)
     return task

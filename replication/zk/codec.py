@@ -2,6 +2,12 @@
 
 Writers always produce the HBase 2.x bytes. Readers also accept what 0.94 wrote (plain strings), and
 raise :class:`BadZNodeData` naming the znode for anything else, so no value is guessed silently.
+
+Every reader first removes the metadata HBase's ``RecoverableZooKeeper`` puts in front of what it
+creates or sets through its own create/setData (``ZKMetadata.appendMetaData``: byte 0xFF, int32 id
+length, the id = the writer's identifier such as ``master:16000`` + an 8-byte salt), as HBase's own
+``getData`` does (``ZKMetadata.removeMetaData``). The master writes ``hbaseid`` that way; znodes
+written by ZK multis (peers, queues) have none.
 """
 
 from __future__ import annotations
@@ -20,6 +26,20 @@ PEER_STATE_DISABLED = PB_MAGIC + Replication_pb2.ReplicationState(state=1).Seria
 
 class BadZNodeData(HbrepError):
     """A znode's data is not in any format HBase (2.x or 0.94) writes."""
+
+
+METADATA_MAGIC = 0xFF  # ZKMetadata.MAGIC
+_METADATA_HEAD = 5  # magic byte + int32 id length
+
+
+def remove_metadata(data: bytes | None, what: str = "znode") -> bytes | None:
+    """``ZKMetadata.removeMetaData``: the data without RecoverableZooKeeper's prefix (unchanged when absent)."""
+    if not data or data[0] != METADATA_MAGIC:
+        return data
+    id_length = int.from_bytes(data[1:_METADATA_HEAD], "big", signed=True) if len(data) >= _METADATA_HEAD else -1
+    if id_length < 0 or _METADATA_HEAD + id_length > len(data):
+        raise BadZNodeData(f"{what}: starts with HBase's metadata magic 0xFF but its id length does not fit")
+    return data[_METADATA_HEAD + id_length :]
 
 
 def _parse(message_cls, data: bytes, what: str):
@@ -47,6 +67,7 @@ def parse_position(data: bytes | None, what: str = "WAL position") -> int:
     place). Anything else raises BadZNodeData naming ``what`` (HBase logs and restarts at 0 instead;
     we refuse to guess).
     """
+    data = remove_metadata(data, what)
     if not data:
         return 0
     if data.startswith(PB_MAGIC):
@@ -68,6 +89,7 @@ def peer_state_to_bytes(enabled: bool) -> bytes:
 
 def parse_peer_state(data: bytes | None, what: str = "peer-state") -> bool:
     """True when enabled. Accepts the PBUF form and 0.94's ASCII ``ENABLED``/``DISABLED``."""
+    data = remove_metadata(data, what)
     if data and data.startswith(PB_MAGIC):
         return _parse(Replication_pb2.ReplicationState, data, what).state == 0
     if data in (b"ENABLED", b"DISABLED"):
@@ -82,6 +104,7 @@ def lock_to_bytes(owner: str) -> bytes:
 
 def parse_lock(data: bytes | None, what: str = "lock") -> str:
     """The lock owner; 0.94 stored the raw RS name without the magic."""
+    data = remove_metadata(data, what)
     if data and data.startswith(PB_MAGIC):
         return _parse(ZooKeeper_pb2.ReplicationLock, data, what).lock_owner
     return (data or b"").decode("utf-8", "replace")
@@ -94,6 +117,7 @@ def cluster_id_to_bytes(cluster_id: uuid.UUID) -> bytes:
 
 def parse_cluster_id(data: bytes | None, what: str = "hbaseid") -> uuid.UUID:
     """The cluster UUID from the PBUF form or the legacy raw string."""
+    data = remove_metadata(data, what)
     text = _parse(ClusterId_pb2.ClusterId, data, what).cluster_id if data and data.startswith(PB_MAGIC) else None
     if text is None:
         text = (data or b"").decode("utf-8", "replace")

@@ -174,6 +174,7 @@ class ReplicationPeerConfig:
     @classmethod
     def from_bytes(cls, data: bytes, what: str = "peer") -> ReplicationPeerConfig:
         """``parsePeerFrom``: the PBUF protobuf, or a legacy plain cluster-key string."""
+        data = codec.remove_metadata(data, what) or b""
         if not data.startswith(codec.PB_MAGIC):
             return cls(cluster_key=data.decode("utf-8", "replace"))
         peer = codec._parse(Replication_pb2.ReplicationPeer, data, what)

@@ -9,6 +9,7 @@ import pytest
 from replication.zk.client import connect
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
+from replication.zk.peer_storage import ReplicationPeerStorage
 from replication.zk.queue_storage import ReplicationQueueStorage
 
 
@@ -24,6 +25,10 @@ def test_peer_lifecycle_queues_and_claim(cluster_key):
     assert bad.returncode == 1
     assert bad.stderr.strip().splitlines() == [
         "hbrep: error: bad peer id 'a-b': it must be non-empty, without '-', '/' or blanks"
+    ]
+    protocol = hbrep(*c, "add_peer", "4", "zk9:2181:/hbase-b", "--config", "hbrep.peer.protocol=thrift")
+    assert protocol.returncode == 1 and protocol.stderr.strip().splitlines() == [
+        "hbrep: error: peer 4: hbrep.peer.protocol='thrift' must be one of hbrep, hbase"
     ]
     badkey = hbrep(*c, "add_peer", "3", "zk9:/hbase-b")
     assert badkey.returncode == 1 and "bad cluster key 'zk9:/hbase-b'" in badkey.stderr
@@ -90,3 +95,19 @@ def test_add_peer_config_takes_secret_references_and_refuses_secrets(cluster_key
         zk.stop()
         zk.close()
     assert b"hbrep.cluster.token.secret" in data and b"env:PEER_TOKEN" in data
+
+
+@pytest.mark.slow
+def test_add_peer_config_pairs_land_in_the_peer_configuration(cluster_key):
+    c = ("--cluster", cluster_key)
+    added = hbrep(*c, "add_peer", "5", "zk9:2181:/real", "--config", "hbrep.peer.protocol=hbase", "--config", "k=a=b")
+    assert added.returncode == 0, added.stderr
+    zk = connect(cluster_key)
+    try:
+        storage = ReplicationPeerStorage(zk, ZNodePaths(parent=ClusterKey.parse(cluster_key).znode_parent))
+        assert storage.get_peer_config("5").configuration == {"hbrep.peer.protocol": "hbase", "k": "a=b"}
+    finally:
+        zk.stop()
+        zk.close()
+    bad = hbrep(*c, "add_peer", "6", "zk9:2181:/real", "--config", "novalue")
+    assert bad.returncode == 1 and len(bad.stderr.strip().splitlines()) == 1 and "KEY=VALUE" in bad.stderr

@@ -71,3 +71,14 @@ def test_lock_and_cluster_id():
     assert codec.parse_cluster_id(str(cid).encode()) == cid
     with pytest.raises(codec.BadZNodeData, match="hbaseid"):
         codec.parse_cluster_id(b"nope")
+
+
+def test_hbase_recoverable_zookeeper_metadata_is_removed_before_parsing():
+    # what a real HBase 2.6.1 master wrote at <parent>/hbaseid (captured; salt bytes shortened to 8)
+    cluster_id = "7115bb1d-d250-4fb6-9317-1e2d738ac9ee"
+    raw = b"\xff\x00\x00\x00\x14master:39395" + bytes(range(8)) + b"PBUF\n$" + cluster_id.encode()
+    assert str(codec.parse_cluster_id(raw)) == cluster_id
+    assert codec.parse_peer_state(b"\xff\x00\x00\x00\x02ab" + codec.PEER_STATE_DISABLED) is False
+    assert codec.parse_position(b"\xff\x00\x00\x00\x00" + codec.position_to_bytes(254)) == 254
+    with pytest.raises(codec.BadZNodeData, match="id length"):
+        codec.parse_cluster_id(b"\xff\x00\x00\x01\x00short")
