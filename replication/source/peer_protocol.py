@@ -19,11 +19,11 @@ from collections.abc import Callable, Mapping
 
 from kazoo.client import KazooClient
 
-from replication.cluster.info import info_path
 from replication.config import Config
 from replication.errors import HbrepError
 from replication.hbase_rpc.cell_block import check_codec
 from replication.hbase_rpc.sink_client import HBaseSinkClient
+from replication.zk.layout import cluster_info_path
 
 PEER_PROTOCOL_KEY = "hbrep.peer.protocol"
 HBREP = "hbrep"
@@ -48,7 +48,7 @@ def configured_protocol(peer_id: str, configuration: Mapping[str, str]) -> str |
 
 def detect_protocol(peer_zk: KazooClient, znode_parent: str) -> str:
     """``hbrep`` when the peer cluster has hbrep's cluster-info znode, else ``hbase``."""
-    return HBREP if peer_zk.exists(info_path(znode_parent)) else HBASE
+    return HBREP if peer_zk.exists(cluster_info_path(znode_parent)) else HBASE
 
 
 def sink_client_factory(protocol: str, conf: Config) -> Callable[[str, str, float], object] | None:
