@@ -301,6 +301,22 @@ class RealHBase:
                     f"use another parent in --cluster or remove it (the root {self.rootdir} is new)"
                 )
 
+    def restart(self, timeout: float = 240.0) -> HBaseLayout:
+        """Stop every JVM and start the cluster again with its recorded settings (new ports).
+
+        A running HBase 2.x master learns of peers only through its own procedures, so a peer written
+        to ZooKeeper by another tool (``hbrep add_peer``) is loaded when the master starts.
+        """
+        layout = self.layout()
+        self.stop()
+        return self.start(
+            layout.cluster_key,
+            regionservers=len(layout.regionserver_ports),
+            heap_mb=layout.heap_mb,
+            extra_site=layout.extra_site,
+            timeout=timeout,
+        )
+
     def wait_ready(self, deadline: float) -> None:
         """Wait until the master is initialized (Admin API) and Thrift lists tables; HBaseError at ``deadline``."""
         self.run_tool(ADMIN_TOOL_MAIN, ["wait-ready", str(int(_left(deadline)))], timeout=_left(deadline) + 30)

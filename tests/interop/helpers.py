@@ -65,3 +65,15 @@ def cells_of_hbrep(entry: dict[str, Any]) -> list[tuple]:
 def all_wals(rootdir: Path) -> list[Path]:
     """Every WAL file under WALs/ and oldWALs/ (meta WALs included)."""
     return sorted(p for sub in ("WALs", "oldWALs") for p in (rootdir / sub).rglob("*") if p.is_file())
+
+
+def hbrep(*args: str, cluster: str) -> str:
+    """Run the ``hbrep`` CLI against ``cluster``; its stdout (the test fails on a non-zero exit)."""
+    done = subprocess.run([*HBREP, "--cluster", cluster, *args], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, f"hbrep {' '.join(args)}: {done.stderr}"
+    return done.stdout
+
+
+def hbrep_json(*args: str, cluster: str) -> Any:
+    """``hbrep --cluster CLUSTER ARGS --json``, parsed."""
+    return json.loads(hbrep(*args, "--json", cluster=cluster))

@@ -31,6 +31,7 @@ import org.apache.hadoop.hbase.client.Mutation;
 import org.apache.hadoop.hbase.client.Put;
 import org.apache.hadoop.hbase.client.Table;
 import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
+import org.apache.hadoop.hbase.client.replication.ReplicationPeerConfigUtil;
 import org.apache.hadoop.hbase.replication.ReplicationPeerConfig;
 import org.apache.hadoop.hbase.replication.ReplicationPeerConfigBuilder;
 import org.apache.hadoop.hbase.replication.ReplicationPeerDescription;
@@ -182,9 +183,39 @@ public final class AdminTool {
       peer.addProperty("is_enabled", admin.isReplicationPeerEnabled(d.getPeerId()));
       peer.add("listed_config", configJson(d.getPeerConfig()));
       peer.add("config", configJson(admin.getReplicationPeerConfig(d.getPeerId())));
+      peer.add("shell_row", shellRow(d));
       out.add(peer);
     }
     return out;
+  }
+
+  /**
+   * The row the HBase shell's list_peers prints (list_peers.rb, replication_admin.rb): the exclude
+   * lists when REPLICATE_ALL, namespaces sorted and joined by ';', TABLE_CFS by HBase's own
+   * ReplicationPeerConfigUtil.convertToString (given the tables sorted by name: the shell passes a
+   * HashMap, whose order means nothing).
+   */
+  private static JsonObject shellRow(ReplicationPeerDescription d) {
+    ReplicationPeerConfig c = d.getPeerConfig();
+    boolean all = c.replicateAllUserTables();
+    Set<String> namespaces = all ? c.getExcludeNamespaces() : c.getNamespaces();
+    Map<TableName, List<String>> tableCfs = all ? c.getExcludeTableCFsMap() : c.getTableCFsMap();
+    JsonObject row = new JsonObject();
+    row.addProperty("PEER_ID", d.getPeerId());
+    row.addProperty("CLUSTER_KEY", c.getClusterKey());
+    row.addProperty("ENDPOINT_CLASSNAME", c.getReplicationEndpointImpl() == null ? "" : c.getReplicationEndpointImpl());
+    row.addProperty("STATE", d.isEnabled() ? "ENABLED" : "DISABLED");
+    row.addProperty("REPLICATE_ALL", Boolean.toString(all));
+    row.addProperty("NAMESPACES", namespaces == null ? "" : String.join(";", new java.util.TreeSet<>(namespaces)));
+    Map<TableName, List<String>> byName = new java.util.LinkedHashMap<>();
+    if (tableCfs != null) { // TableName.compareTo orders by hash code first: sort by the name instead
+      tableCfs.keySet().stream().sorted(java.util.Comparator.comparing(TableName::getNameAsString))
+          .forEach(t -> byName.put(t, tableCfs.get(t)));
+    }
+    row.addProperty("TABLE_CFS", ReplicationPeerConfigUtil.convertToString(byName));
+    row.addProperty("BANDWIDTH", c.getBandwidth());
+    row.addProperty("SERIAL", Boolean.toString(c.isSerial()));
+    return row;
   }
 
   private static JsonObject configJson(ReplicationPeerConfig c) {
