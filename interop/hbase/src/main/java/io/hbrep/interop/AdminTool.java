@@ -62,7 +62,7 @@ import org.apache.hbase.thirdparty.com.google.gson.JsonParser;
  * queues                         the replication queues as HBase's ReplicationQueueStorage reads them
  * servers                        the live region servers
  * wait-ready SECONDS             wait until the master is initialized and every region is online
- * create-table NAME VERSIONS FAMILY:SCOPE...
+ * create-table NAME VERSIONS FAMILY:SCOPE[:VERSIONS]...
  * mutate TABLE                   JSON lines on stdin: puts and every kind of delete, one per line
  * roll                           roll the WAL of every live region server
  * flush TABLE
@@ -82,6 +82,15 @@ public final class AdminTool {
       System.exit(2);
     }
     Configuration conf = HBaseConfiguration.create();
+    if (args[0].equals("wal")) { // reads files only: no cluster needed
+      try {
+        System.out.println(GSON.toJson(run(conf, null, null, args)));
+      } catch (Exception e) {
+        System.err.println("AdminTool wal: " + e);
+        System.exit(1);
+      }
+      System.exit(0);
+    }
     try (Connection connection = ConnectionFactory.createConnection(conf);
         Admin admin = connection.getAdmin()) {
       System.out.println(GSON.toJson(run(conf, connection, admin, args)));
@@ -429,10 +438,10 @@ public final class AdminTool {
     int versions = Integer.parseInt(args[2]);
     TableDescriptorBuilder table = TableDescriptorBuilder.newBuilder(name);
     for (int i = 3; i < args.length; i++) {
-      String[] familyScope = args[i].split(":");
+      String[] familyScope = args[i].split(":"); // FAMILY:SCOPE[:VERSIONS]
       table.setColumnFamily(
           ColumnFamilyDescriptorBuilder.newBuilder(Bytes.toBytes(familyScope[0]))
-              .setMaxVersions(versions)
+              .setMaxVersions(familyScope.length > 2 ? Integer.parseInt(familyScope[2]) : versions)
               .setScope(Integer.parseInt(familyScope[1]))
               .build());
     }
