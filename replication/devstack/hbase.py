@@ -158,7 +158,7 @@ def site_values(root: Path, layout: HBaseLayout) -> dict[str, str]:
         # small memstores and block cache (384-512 MB heaps)
         "hfile.block.cache.size": "0.1",
         "hbase.regionserver.global.memstore.size": "0.2",
-        # a killed region server's queues are claimed soon (SCP runs at once; no extra sleep)
+        # few procedure threads: the machine has 2 cores shared by every JVM of the dev stack
         "hbase.master.procedure.threads": "4",
     }
     values.update(layout.extra_site)
