@@ -82,7 +82,9 @@ DEFAULTS: dict[str, str] = {
     "hbase.separate.oldlogdir.by.regionserver": "false",
     "hbase.hregion.memstore.flush.size": "134217728",
     "hbase.regionserver.optionalcacheflushinterval": "3600000",
-    # region server RPC: bind address, advertised host name, port (0 = any free port, the embedded default)
+    # region server RPC: bind address, advertised host name, port (0 = any free port, the embedded default;
+    # a deliberate difference from HBase's 16020, tests/interop/test_config_with_hbase.py: several embedded
+    # region servers share one machine)
     "hbase.regionserver.ipc.address": "127.0.0.1",
     "hbase.regionserver.hostname": "",
     "hbase.regionserver.port": "0",

@@ -16,7 +16,7 @@ from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import (
     ReplicationPeerConfig,
     ReplicationPeerStorage,
-    format_table_cfs,
+    hbase_table_cfs_string,
     parse_namespaces,
     parse_table_cfs,
 )
@@ -131,14 +131,17 @@ def disable_peer(ctx: CliContext, peer_id: str) -> None:
 
 
 def _peer_row(peer_id: str, config: ReplicationPeerConfig, enabled: bool) -> dict[str, object]:
+    """The HBase shell's list_peers row: with REPLICATE_ALL the exclude lists stand in NAMESPACES and
+    TABLE_CFS (list_peers.rb); namespaces sorted and joined by ';'."""
+    namespaces = config.exclude_namespaces if config.replicate_all else config.namespaces
     return {
         "PEER_ID": peer_id,
         "CLUSTER_KEY": config.cluster_key,
         "ENDPOINT_CLASSNAME": config.replication_endpoint_impl or "",
         "STATE": "ENABLED" if enabled else "DISABLED",
         "REPLICATE_ALL": str(config.replicate_all).lower(),
-        "NAMESPACES": ";".join(sorted(config.namespaces or ())),
-        "TABLE_CFS": format_table_cfs(config.table_cfs if not config.replicate_all else config.exclude_table_cfs),
+        "NAMESPACES": ";".join(sorted(namespaces or ())),
+        "TABLE_CFS": hbase_table_cfs_string(config.exclude_table_cfs if config.replicate_all else config.table_cfs),
         "BANDWIDTH": config.bandwidth,
         "SERIAL": str(config.serial).lower(),
     }

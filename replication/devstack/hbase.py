@@ -158,7 +158,7 @@ def site_values(root: Path, layout: HBaseLayout) -> dict[str, str]:
         # small memstores and block cache (384-512 MB heaps)
         "hfile.block.cache.size": "0.1",
         "hbase.regionserver.global.memstore.size": "0.2",
-        # a killed region server's queues are claimed soon (SCP runs at once; no extra sleep)
+        # few procedure threads: the machine has 2 cores shared by every JVM of the dev stack
         "hbase.master.procedure.threads": "4",
     }
     values.update(layout.extra_site)
@@ -300,6 +300,22 @@ class RealHBase:
                     f"znode parent {key.znode_parent} already holds another HBase cluster; "
                     f"use another parent in --cluster or remove it (the root {self.rootdir} is new)"
                 )
+
+    def restart(self, timeout: float = 240.0) -> HBaseLayout:
+        """Stop every JVM and start the cluster again with its recorded settings (new ports).
+
+        A running HBase 2.x master learns of peers only through its own procedures, so a peer written
+        to ZooKeeper by another tool (``hbrep add_peer``) is loaded when the master starts.
+        """
+        layout = self.layout()
+        self.stop()
+        return self.start(
+            layout.cluster_key,
+            regionservers=len(layout.regionserver_ports),
+            heap_mb=layout.heap_mb,
+            extra_site=layout.extra_site,
+            timeout=timeout,
+        )
 
     def wait_ready(self, deadline: float) -> None:
         """Wait until the master is initialized (Admin API) and Thrift lists tables; HBaseError at ``deadline``."""

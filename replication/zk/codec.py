@@ -28,18 +28,26 @@ class BadZNodeData(HbrepError):
     """A znode's data is not in any format HBase (2.x or 0.94) writes."""
 
 
-METADATA_MAGIC = 0xFF  # ZKMetadata.MAGIC
-_METADATA_HEAD = 5  # magic byte + int32 id length
+ZK_METADATA_MAGIC = 0xFF  # RecoverableZooKeeper.MAGIC
 
 
-def remove_metadata(data: bytes | None, what: str = "znode") -> bytes | None:
-    """``ZKMetadata.removeMetaData``: the data without RecoverableZooKeeper's prefix (unchanged when absent)."""
-    if not data or data[0] != METADATA_MAGIC:
+def strip_metadata(data: bytes | None) -> bytes | None:
+    """``RecoverableZooKeeper.removeMetaData``: drop the ``0xFF, int32 length, identifier`` prefix.
+
+    Every non-empty value HBase writes through RecoverableZooKeeper (peer configs and states, WAL
+    positions, hbaseid, locks; found against a real HBase 2.6, tests/interop) starts with it: the magic
+    byte, a 4-byte big-endian length, then that many bytes naming the writer (``master:16000`` and a
+    random id). HBase strips it on every read, and so does every reader here. hbrep writes values
+    without it, which HBase reads the same way (data not starting with 0xFF is taken as it is).
+    """
+    if not data or data[0] != ZK_METADATA_MAGIC:
         return data
-    id_length = int.from_bytes(data[1:_METADATA_HEAD], "big", signed=True) if len(data) >= _METADATA_HEAD else -1
-    if id_length < 0 or _METADATA_HEAD + id_length > len(data):
-        raise BadZNodeData(f"{what}: starts with HBase's metadata magic 0xFF but its id length does not fit")
-    return data[_METADATA_HEAD + id_length :]
+    if len(data) < 5:
+        raise BadZNodeData(f"{len(data)} bytes: a RecoverableZooKeeper metadata prefix cut short")
+    id_length = int.from_bytes(data[1:5], "big", signed=True)
+    if id_length < 0 or 5 + id_length > len(data):
+        raise BadZNodeData(f"{len(data)} bytes: RecoverableZooKeeper metadata length {id_length} out of range")
+    return data[5 + id_length :]
 
 
 def _parse(message_cls, data: bytes, what: str):
@@ -67,7 +75,7 @@ def parse_position(data: bytes | None, what: str = "WAL position") -> int:
     place). Anything else raises BadZNodeData naming ``what`` (HBase logs and restarts at 0 instead;
     we refuse to guess).
     """
-    data = remove_metadata(data, what)
+    data = strip_metadata(data)
     if not data:
         return 0
     if data.startswith(PB_MAGIC):
@@ -89,7 +97,7 @@ def peer_state_to_bytes(enabled: bool) -> bytes:
 
 def parse_peer_state(data: bytes | None, what: str = "peer-state") -> bool:
     """True when enabled. Accepts the PBUF form and 0.94's ASCII ``ENABLED``/``DISABLED``."""
-    data = remove_metadata(data, what)
+    data = strip_metadata(data)
     if data and data.startswith(PB_MAGIC):
         return _parse(Replication_pb2.ReplicationState, data, what).state == 0
     if data in (b"ENABLED", b"DISABLED"):
@@ -104,7 +112,7 @@ def lock_to_bytes(owner: str) -> bytes:
 
 def parse_lock(data: bytes | None, what: str = "lock") -> str:
     """The lock owner; 0.94 stored the raw RS name without the magic."""
-    data = remove_metadata(data, what)
+    data = strip_metadata(data)
     if data and data.startswith(PB_MAGIC):
         return _parse(ZooKeeper_pb2.ReplicationLock, data, what).lock_owner
     return (data or b"").decode("utf-8", "replace")
@@ -117,7 +125,7 @@ def cluster_id_to_bytes(cluster_id: uuid.UUID) -> bytes:
 
 def parse_cluster_id(data: bytes | None, what: str = "hbaseid") -> uuid.UUID:
     """The cluster UUID from the PBUF form or the legacy raw string."""
-    data = remove_metadata(data, what)
+    data = strip_metadata(data)
     text = _parse(ClusterId_pb2.ClusterId, data, what).cluster_id if data and data.startswith(PB_MAGIC) else None
     if text is None:
         text = (data or b"").decode("utf-8", "replace")

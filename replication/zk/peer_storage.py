@@ -105,8 +105,25 @@ def parse_namespaces(spec: str) -> set[str]:
     return names
 
 
+def hbase_table_cfs_string(table_cfs: dict[str, list[str]] | None) -> str:
+    """TABLE_CFS as the HBase shell's ``list_peers`` shows it: ``ReplicationPeerConfigUtil.convertToString``,
+    ``ns.table[:cf1,cf2]`` joined by ``;``, the namespace always spelled out (``default.t1``).
+
+    Checked against a real HBase 2.6 (tests/interop). One deliberate difference: tables come sorted by
+    name as TableName compares them (HBase passes a HashMap, whose order means nothing).
+    """
+    if not table_cfs:
+        return ""
+    parts = []
+    for table in sorted(table_cfs, key=lambda t: normalize_table(t).encode()):
+        namespace, qualifier = split_table(table)
+        cfs = table_cfs[table]
+        parts.append(f"{namespace}.{qualifier}" + (f":{','.join(cfs)}" if cfs else ""))
+    return ";".join(parts)
+
+
 def format_table_cfs(table_cfs: dict[str, list[str]] | None) -> str:
-    """The inverse of :func:`parse_table_cfs` (as the HBase shell shows TABLE_CFS)."""
+    """The inverse of :func:`parse_table_cfs` (hbrep's ``--table-cfs`` spelling, ``t1:cf1,cf2; ns:t2``)."""
     if not table_cfs:
         return ""
     parts = []
@@ -174,7 +191,7 @@ class ReplicationPeerConfig:
     @classmethod
     def from_bytes(cls, data: bytes, what: str = "peer") -> ReplicationPeerConfig:
         """``parsePeerFrom``: the PBUF protobuf, or a legacy plain cluster-key string."""
-        data = codec.remove_metadata(data, what) or b""
+        data = codec.strip_metadata(data) or b""
         if not data.startswith(codec.PB_MAGIC):
             return cls(cluster_key=data.decode("utf-8", "replace"))
         peer = codec._parse(Replication_pb2.ReplicationPeer, data, what)

@@ -39,9 +39,9 @@ def test_peer_lifecycle_queues_and_claim(cluster_key):
         "PEER_ID", "CLUSTER_KEY", "ENDPOINT_CLASSNAME", "STATE", "REPLICATE_ALL", "NAMESPACES", "TABLE_CFS",
         "BANDWIDTH", "SERIAL",
     ]  # fmt: skip
-    assert row.split() == ["2", "zk9:2181:/hbase-b", "DISABLED", "false", "t1:cf1,cf2", "0", "false"]
+    assert row.split() == ["2", "zk9:2181:/hbase-b", "DISABLED", "false", "default.t1:cf1,cf2", "0", "false"]
     rows = json.loads(hbrep(*c, "list_peers", "--json").stdout)
-    assert rows[0]["STATE"] == "DISABLED" and rows[0]["TABLE_CFS"] == "t1:cf1,cf2"
+    assert rows[0]["STATE"] == "DISABLED" and rows[0]["TABLE_CFS"] == "default.t1:cf1,cf2"
     assert hbrep(*c, "enable_peer", "2").returncode == 0
     assert json.loads(hbrep(*c, "list_peers", "--json").stdout)[0]["STATE"] == "ENABLED"
     missing = hbrep(*c, "enable_peer", "7")

@@ -5,6 +5,7 @@ time, cluster ids, scopes, nonces, tags)."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -65,3 +66,32 @@ def cells_of_hbrep(entry: dict[str, Any]) -> list[tuple]:
 def all_wals(rootdir: Path) -> list[Path]:
     """Every WAL file under WALs/ and oldWALs/ (meta WALs included)."""
     return sorted(p for sub in ("WALs", "oldWALs") for p in (rootdir / sub).rglob("*") if p.is_file())
+
+
+def copy_wals(rootdir: Path, into: Path) -> list[Path]:
+    """A copy of every WAL under WALs/ and oldWALs/, so HBase archiving or splitting a file meanwhile
+    cannot pull it away between the readers. A WAL still being written is copied up to wherever its
+    writer was, possibly inside an entry: every reader then gets the same bytes. A file that moved
+    away before its copy is left out (its new place is copied if the listing saw it there)."""
+    copies = []
+    for wal in all_wals(rootdir):
+        target = into / wal.relative_to(rootdir)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            shutil.copyfile(wal, target)
+        except FileNotFoundError:
+            continue
+        copies.append(target)
+    return copies
+
+
+def hbrep(*args: str, cluster: str) -> str:
+    """Run the ``hbrep`` CLI against ``cluster``; its stdout (the test fails on a non-zero exit)."""
+    done = subprocess.run([*HBREP, "--cluster", cluster, *args], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, f"hbrep {' '.join(args)}: {done.stderr}"
+    return done.stdout
+
+
+def hbrep_json(*args: str, cluster: str) -> Any:
+    """``hbrep --cluster CLUSTER ARGS --json``, parsed."""
+    return json.loads(hbrep(*args, "--json", cluster=cluster))

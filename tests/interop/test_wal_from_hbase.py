@@ -7,7 +7,7 @@ import json
 import uuid
 
 import pytest
-from interop.helpers import all_wals, cells_of_hbrep, cells_of_pretty, hbase_read, hbrep_dump, pretty_print
+from interop.helpers import cells_of_hbrep, cells_of_pretty, copy_wals, hbase_read, hbrep_dump, pretty_print
 
 pytestmark = pytest.mark.slow
 
@@ -44,7 +44,7 @@ def _mutate(hbase, table: str, lines: list[dict]) -> None:
     assert hbase.admin("mutate", table, stdin="\n".join(json.dumps(line) for line in lines)) == {"applied": len(lines)}
 
 
-def test_every_wal_hbase_wrote_reads_the_same_in_hbrep(real_hbase):
+def test_every_wal_hbase_wrote_reads_the_same_in_hbrep(real_hbase, tmp_path):
     table = f"wal_{uuid.uuid4().hex[:8]}"
     real_hbase.admin("create-table", table, "3", "a:1", "b:0", "c:1")
     _mutate(real_hbase, table, _workload("before"))
@@ -54,7 +54,7 @@ def test_every_wal_hbase_wrote_reads_the_same_in_hbrep(real_hbase):
 
     ours: list[tuple] = []
     finished = in_progress = 0
-    wals = all_wals(real_hbase.rootdir)
+    wals = copy_wals(real_hbase.rootdir, tmp_path)
     hbase_reads = hbase_read(real_hbase, wals)
     for wal in wals:
         entries, summary = hbrep_dump(wal)

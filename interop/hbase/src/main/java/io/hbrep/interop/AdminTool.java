@@ -31,6 +31,7 @@ import org.apache.hadoop.hbase.client.Mutation;
 import org.apache.hadoop.hbase.client.Put;
 import org.apache.hadoop.hbase.client.Table;
 import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
+import org.apache.hadoop.hbase.client.replication.ReplicationPeerConfigUtil;
 import org.apache.hadoop.hbase.replication.ReplicationPeerConfig;
 import org.apache.hadoop.hbase.replication.ReplicationPeerConfigBuilder;
 import org.apache.hadoop.hbase.replication.ReplicationPeerDescription;
@@ -61,7 +62,7 @@ import org.apache.hbase.thirdparty.com.google.gson.JsonParser;
  * queues                         the replication queues as HBase's ReplicationQueueStorage reads them
  * servers                        the live region servers
  * wait-ready SECONDS             wait until the master is initialized and every region is online
- * create-table NAME VERSIONS FAMILY:SCOPE...
+ * create-table NAME VERSIONS FAMILY:SCOPE[:VERSIONS]...
  * mutate TABLE                   JSON lines on stdin: puts and every kind of delete, one per line
  * roll                           roll the WAL of every live region server
  * flush TABLE
@@ -81,6 +82,15 @@ public final class AdminTool {
       System.exit(2);
     }
     Configuration conf = HBaseConfiguration.create();
+    if (args[0].equals("wal")) { // reads files only: no cluster needed
+      try {
+        System.out.println(GSON.toJson(run(conf, null, null, args)));
+      } catch (Exception e) {
+        System.err.println("AdminTool wal: " + e);
+        System.exit(1);
+      }
+      System.exit(0);
+    }
     try (Connection connection = ConnectionFactory.createConnection(conf);
         Admin admin = connection.getAdmin()) {
       System.out.println(GSON.toJson(run(conf, connection, admin, args)));
@@ -182,9 +192,39 @@ public final class AdminTool {
       peer.addProperty("is_enabled", admin.isReplicationPeerEnabled(d.getPeerId()));
       peer.add("listed_config", configJson(d.getPeerConfig()));
       peer.add("config", configJson(admin.getReplicationPeerConfig(d.getPeerId())));
+      peer.add("shell_row", shellRow(d));
       out.add(peer);
     }
     return out;
+  }
+
+  /**
+   * The row the HBase shell's list_peers prints (list_peers.rb, replication_admin.rb): the exclude
+   * lists when REPLICATE_ALL, namespaces sorted and joined by ';', TABLE_CFS by HBase's own
+   * ReplicationPeerConfigUtil.convertToString (given the tables sorted by name: the shell passes a
+   * HashMap, whose order means nothing).
+   */
+  private static JsonObject shellRow(ReplicationPeerDescription d) {
+    ReplicationPeerConfig c = d.getPeerConfig();
+    boolean all = c.replicateAllUserTables();
+    Set<String> namespaces = all ? c.getExcludeNamespaces() : c.getNamespaces();
+    Map<TableName, List<String>> tableCfs = all ? c.getExcludeTableCFsMap() : c.getTableCFsMap();
+    JsonObject row = new JsonObject();
+    row.addProperty("PEER_ID", d.getPeerId());
+    row.addProperty("CLUSTER_KEY", c.getClusterKey());
+    row.addProperty("ENDPOINT_CLASSNAME", c.getReplicationEndpointImpl() == null ? "" : c.getReplicationEndpointImpl());
+    row.addProperty("STATE", d.isEnabled() ? "ENABLED" : "DISABLED");
+    row.addProperty("REPLICATE_ALL", Boolean.toString(all));
+    row.addProperty("NAMESPACES", namespaces == null ? "" : String.join(";", new java.util.TreeSet<>(namespaces)));
+    Map<TableName, List<String>> byName = new java.util.LinkedHashMap<>();
+    if (tableCfs != null) { // TableName.compareTo orders by hash code first: sort by the name instead
+      tableCfs.keySet().stream().sorted(java.util.Comparator.comparing(TableName::getNameAsString))
+          .forEach(t -> byName.put(t, tableCfs.get(t)));
+    }
+    row.addProperty("TABLE_CFS", ReplicationPeerConfigUtil.convertToString(byName));
+    row.addProperty("BANDWIDTH", c.getBandwidth());
+    row.addProperty("SERIAL", Boolean.toString(c.isSerial()));
+    return row;
   }
 
   private static JsonObject configJson(ReplicationPeerConfig c) {
@@ -398,10 +438,10 @@ public final class AdminTool {
     int versions = Integer.parseInt(args[2]);
     TableDescriptorBuilder table = TableDescriptorBuilder.newBuilder(name);
     for (int i = 3; i < args.length; i++) {
-      String[] familyScope = args[i].split(":");
+      String[] familyScope = args[i].split(":"); // FAMILY:SCOPE[:VERSIONS]
       table.setColumnFamily(
           ColumnFamilyDescriptorBuilder.newBuilder(Bytes.toBytes(familyScope[0]))
-              .setMaxVersions(versions)
+              .setMaxVersions(familyScope.length > 2 ? Integer.parseInt(familyScope[2]) : versions)
               .setScope(Integer.parseInt(familyScope[1]))
               .build());
     }
