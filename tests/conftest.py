@@ -6,6 +6,8 @@
   uses HBase's absolute layout (``<parent>/replication/...``).
 - ``spark``: a ``local[2]`` SparkSession bound to 127.0.0.1.
 - ``pair``: per module, two embedded clusters A (3 region servers) → B (2) with small retry settings.
+- ``spark_connect``: a real Spark Connect server (Spark's own, from pyspark's jars) on a free loopback
+  port for the whole session, started on first use.
 """
 
 from __future__ import annotations
@@ -143,3 +145,17 @@ def spark() -> Iterator[object]:
     finally:
         session.stop()
         logging.getLogger("py4j").setLevel(logging.ERROR)  # no "Closing down clientserver" at exit
+
+
+@pytest.fixture(scope="session")
+def spark_connect(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """One Spark Connect server (``hbrep spark start``'s component) for the whole session, then stopped."""
+    from replication.devstack.spark_connect import SparkConnectServer
+    from replication.net import free_port
+
+    server = SparkConnectServer(tmp_path_factory.mktemp("spark-connect"), free_port(), driver_memory_mb=768)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -75,6 +75,7 @@ def _register() -> None:
         maintenance_commands,
         peer_commands,
         ship_commands,
+        spark_commands,
         verify_commands,
         wal_commands,
         zk_commands,
@@ -82,6 +83,7 @@ def _register() -> None:
 
     for command in (
         zk_commands.zk,
+        spark_commands.spark,
         *peer_commands.COMMANDS,
         ship_commands.ship,
         ship_commands.status,
