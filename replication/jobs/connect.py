@@ -24,7 +24,7 @@ import logging
 import os
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +34,7 @@ from replication.errors import ConfigError, HbrepError
 from replication.jobs.ship_frame import run_ship_frame_job
 from replication.jobs.submit import build_pyfiles
 from replication.net import LOOPBACK
-from replication.source.manifest import Manifest, ShipResult
+from replication.source.manifest import Manifest, ShipResult, read_text, write_text
 
 LOG = logging.getLogger(__name__)
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
@@ -141,22 +141,57 @@ def connect_session(url: str, conf: Config, work_dir: str | os.PathLike[str]) ->
         spark.client.close()
 
 
-def run_ship_on_connect(manifest: Manifest, conf: Config, *, work_dir: str | os.PathLike[str]) -> ShipResult:
-    """Ship ``manifest`` on the Connect server of ``conf``; SparkConnectUnavailable when it fails.
+class ConnectShipRunner:
+    """Ships manifests on a Spark Connect server through one client session, kept for its lifetime.
 
-    Queue-level failures are in the result as with every engine; a job that fails as a whole (server
-    lost, worker killed) raises, and no result file is written by the caller.
+    ``with ConnectShipRunner(conf, work_dir) as runner: runner.ship_file(manifest_path)`` - a ship
+    window's passes share the session (no reconnect, no artifact upload per pass).
     """
-    url = connect_url(conf)
-    with connect_session(url, conf, work_dir) as spark:
+
+    def __init__(self, conf: Config, work_dir: str | os.PathLike[str], url: str | None = None) -> None:
+        self.conf = conf
+        self.work_dir = Path(work_dir)
+        self.url = url or connect_url(conf)
+        self._stack = ExitStack()
+        self._spark: Any = None
+
+    def __enter__(self) -> ConnectShipRunner:
+        self._spark = self._stack.enter_context(connect_session(self.url, self.conf, self.work_dir))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._spark = None
+        self._stack.close()
+
+    def ship(self, manifest: Manifest) -> ShipResult:
+        """Ship every queue of ``manifest``; SparkConnectUnavailable when the job fails as a whole."""
+        if self._spark is None:
+            raise HbrepError("ConnectShipRunner.ship called outside its 'with' block")
         try:
-            return run_ship_frame_job(spark, manifest)
+            return run_ship_frame_job(self._spark, manifest)
         except HbrepError:
             raise
         except Exception as exc:
             raise SparkConnectUnavailable(
-                f"ship job of cycle {manifest.cycle_id} failed on Spark Connect server {url}: {_first_line(exc)}"
+                f"ship job of cycle {manifest.cycle_id} failed on Spark Connect server {self.url}: {_first_line(exc)}"
             ) from None
+
+    def ship_file(self, manifest_path: str, result_path: str | None = None) -> ShipResult:
+        """Ship the manifest at ``manifest_path`` and write its result file beside it (or at ``result_path``)."""
+        manifest = Manifest.from_json(read_text(manifest_path))
+        result = self.ship(manifest)
+        write_text(result_path or str(Path(manifest_path).with_name("result.json")), result.to_json())
+        return result
+
+
+def run_ship_on_connect(manifest: Manifest, conf: Config, *, work_dir: str | os.PathLike[str]) -> ShipResult:
+    """Ship ``manifest`` on the Connect server of ``conf`` in a session of its own (see ConnectShipRunner).
+
+    Queue-level failures are in the result as with every engine; a job that fails as a whole (server
+    lost, worker killed) raises SparkConnectUnavailable, and no result file is written by the caller.
+    """
+    with ConnectShipRunner(conf, work_dir) as runner:
+        return runner.ship(manifest)
 
 
 def _first_line(exc: BaseException | None) -> str:

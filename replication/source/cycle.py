@@ -139,8 +139,10 @@ def commit_step(
     *,
     owner: str,
     result_path: str | None = None,
+    release: bool = True,
 ) -> CycleReport:
-    """Commit the result of a manifest, record metrics, release the leases; idempotent."""
+    """Commit the result of a manifest, record metrics, release the leases (unless ``release`` is
+    false: a ship window keeps them for its next pass); idempotent."""
     manifest = Manifest.from_json(read_text(manifest_path))
     result_path = result_path or result_path_for(manifest_path)
     result = (
@@ -155,8 +157,9 @@ def commit_step(
     MetricsStore(source.fs, source.root).record_cycle(
         manifest.cycle_id, result.queues, {"peers": report.peers, "spark_job": report.spark_job}
     )
-    for peer_id in manifest.peers:
-        lease.release(zk, source.paths, peer_id, owner)
+    if release:
+        for peer_id in manifest.peers:
+            lease.release(zk, source.paths, peer_id, owner)
     return report
 
 
