@@ -98,7 +98,14 @@ class WindowReport:
         }
 
     def as_dict(self) -> dict[str, Any]:
-        return {**asdict(self), **self.summary()}
+        """The summary plus the owner, busy peers, failures and every pass (``pass_records``)."""
+        return {
+            **self.summary(),
+            "owner": self.owner,
+            "busy_peers": dict(self.busy_peers),
+            "failures": list(self.failures),
+            "pass_records": [asdict(p) for p in self.passes],
+        }
 
 
 def run_window(

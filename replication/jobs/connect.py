@@ -145,7 +145,8 @@ class ConnectShipRunner:
     """Ships manifests on a Spark Connect server through one client session, kept for its lifetime.
 
     ``with ConnectShipRunner(conf, work_dir) as runner: runner.ship_file(manifest_path)`` - a ship
-    window's passes share the session (no reconnect, no artifact upload per pass).
+    window's passes share the session (no reconnect, no artifact upload per pass). The session is
+    opened by the first ship and its channel closed when the ``with`` block ends.
     """
 
     def __init__(self, conf: Config, work_dir: str | os.PathLike[str], url: str | None = None) -> None:
@@ -156,19 +157,23 @@ class ConnectShipRunner:
         self._spark: Any = None
 
     def __enter__(self) -> ConnectShipRunner:
-        self._spark = self._stack.enter_context(connect_session(self.url, self.conf, self.work_dir))
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._spark = None
         self._stack.close()
 
+    def session(self) -> Any:
+        """The client session, connected on first use (a run with nothing to ship never connects)."""
+        if self._spark is None:
+            self._spark = self._stack.enter_context(connect_session(self.url, self.conf, self.work_dir))
+        return self._spark
+
     def ship(self, manifest: Manifest) -> ShipResult:
         """Ship every queue of ``manifest``; SparkConnectUnavailable when the job fails as a whole."""
-        if self._spark is None:
-            raise HbrepError("ConnectShipRunner.ship called outside its 'with' block")
+        spark = self.session()
         try:
-            return run_ship_frame_job(self._spark, manifest)
+            return run_ship_frame_job(spark, manifest)
         except HbrepError:
             raise
         except Exception as exc:
