@@ -5,7 +5,8 @@
    (scope 0) on both clusters; peer ``1`` on a.
 3. A write load; half-way a source region server is SIGKILLed (writes move to the others).
 4. The DAGs run through Airflow (``airflow dags test``): ``hbrep_failover`` claims the dead server's
-   queues, ``hbrep_ship`` ships every queue (spark-submit), ``hbrep_verify`` runs VerifyReplication and
+   queues, ``hbrep_ship`` ships every queue (on the Spark Connect server the demo starts),
+   ``hbrep_verify`` runs VerifyReplication and
    the Great Expectations checks.
 5. A report: rows written and shipped, lag, failovers, GOODROWS/BADROWS, where the GX Data Docs are.
 Everything it started is stopped at the end, also on failure or Ctrl-C.
@@ -28,6 +29,7 @@ from typing import Any
 
 from replication.airflow_stack import airflow_environment
 from replication.config import Config
+from replication.devstack.spark_connect import SparkConnectServer
 from replication.zk.server import ZooKeeperServer, free_port
 
 TABLE = "usertable"
@@ -45,12 +47,13 @@ def say(message: str) -> None:
     print(f"[demo] {message}", flush=True)
 
 
-def demo_environment(state: Path, source_key: str) -> dict[str, str]:
+def demo_environment(state: Path, source_key: str, spark_connect_port: int | None = None) -> dict[str, str]:
     """The embedded stack's Airflow environment, quieter, with the demo's settings and no ship deadline
-    (Airflow 3.3.2's ``airflow dags test`` cannot finish a run of a DAG with a deadline alert)."""
+    (Airflow 3.3.2's ``airflow dags test`` cannot finish a run of a DAG with a deadline alert); the ship
+    DAG runs on the Spark Connect server at ``spark_connect_port`` when given (one pass per run)."""
     extra = {"AIRFLOW__LOGGING__LOGGING_LEVEL": "WARNING", "HBREP_SHIP_DEADLINE": "off"}
     extra.update({"HBREP__" + key.replace(".", "__"): value for key, value in DEMO_CONF.items()})
-    return airflow_environment(state / "airflow", source_key, extra=extra)
+    return airflow_environment(state / "airflow", source_key, spark_connect_port=spark_connect_port, extra=extra)
 
 
 def airflow(env: dict[str, str], *args: str, log: Path) -> float:
@@ -119,7 +122,11 @@ def run(rows: int, state: Path) -> dict[str, Any]:
         zk_server.start()
         stack.callback(zk_server.stop)
         key_a, key_b = f"{zk_server.hosts}:/hbase-a", f"{zk_server.hosts}:/hbase-b"
-        env = demo_environment(state, key_a)
+        spark = SparkConnectServer(state / "spark", free_port())
+        say(f"starting the Spark Connect server (pyspark's jars) on {spark.url}")
+        spark.start()
+        stack.callback(spark.stop)
+        env = demo_environment(state, key_a, spark.port)
         migrate_log = stack.enter_context(open(log, "w"))
         migrate = subprocess.Popen(
             [str(Path(sys.executable).parent / "airflow"), "db", "migrate"],

@@ -29,21 +29,24 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from kazoo.client import KazooClient
 
 from replication.config import Config
 from replication.source import lease
-from replication.source.cycle import commit_step, snapshot_step
+from replication.source.cycle import commit_step, result_path_for, snapshot_step
 from replication.source.snapshot import open_source
 from replication.status import replication_status
 from replication.zk.cluster_key import ClusterKey
 
 LOG = logging.getLogger(__name__)
 
-# Ships the manifest at a path and writes its result file beside it (an engine's runner).
-ShipManifest = Callable[[str], object]
+
+class ShipJobRunner(Protocol):
+    """An engine's runner: ships the manifest at a path and writes the result file (jobs/ runners)."""
+
+    def run_ship(self, manifest_path: str, result_path: str, conf: Config) -> object: ...
 
 
 @dataclass
@@ -112,7 +115,7 @@ def run_window(
     zk: KazooClient,
     key: ClusterKey,
     conf: Config,
-    ship: ShipManifest,
+    runner: ShipJobRunner,
     *,
     owner: str,
     peer_ids: list[str] | None = None,
@@ -122,9 +125,9 @@ def run_window(
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
 ) -> WindowReport:
-    """Passes of snapshot → ``ship(manifest_path)`` → commit for up to ``window_ms`` (see module doc).
+    """Passes of snapshot → ``runner.run_ship`` → commit for up to ``window_ms`` (see module doc).
 
-    ``window_ms`` defaults to ``hbrep.ship.window.ms``. Raises whatever ``ship`` raises (after the
+    ``window_ms`` defaults to ``hbrep.ship.window.ms``. Raises whatever the runner raises (after the
     leases are released); queue failures end the window and are in ``report.failures``.
     """
     window_ms = conf.get_int("hbrep.ship.window.ms") if window_ms is None else window_ms
@@ -145,7 +148,7 @@ def run_window(
             rows = size = 0
             failed: list[dict[str, Any]] = []
             if outcome.queues:  # nothing to ship: no job and nothing to commit
-                ship(outcome.manifest_path)
+                runner.run_ship(outcome.manifest_path, result_path_for(outcome.manifest_path), conf)
                 cycle = commit_step(zk, key, conf, outcome.manifest_path, owner=owner, release=False)
                 rows = sum(int(p["rows_shipped"]) for p in cycle.peers.values())
                 size = sum(int(p["bytes_shipped"]) for p in cycle.peers.values())

@@ -47,7 +47,7 @@ def test_a_window_ships_edits_written_while_it_runs_under_one_lease(pair, peer_1
     written = _burst(pair, table, 0, 100)
     # a window of 0 is one pass (this one also starts the shared session's Python workers)
     with connected(pair.source_key) as zk, ConnectShipRunner(conf, tmp_path) as runner:
-        first = run_window(zk, pair.source_key, conf, runner.ship_file, owner="zero", work_dir=tmp_path, window_ms=0)
+        first = run_window(zk, pair.source_key, conf, runner, owner="zero", work_dir=tmp_path, window_ms=0)
     assert len(first.passes) == 1 and first.rows == 100 and first.ended == "one pass (window 0)"
 
     owner = f"window-{uuid.uuid4().hex[:6]}"
@@ -57,12 +57,16 @@ def test_a_window_ships_edits_written_while_it_runs_under_one_lease(pair, peer_1
     def window() -> None:
         with connected(pair.source_key) as zk, ConnectShipRunner(conf, tmp_path) as runner:
 
-            def ship(manifest_path: str) -> None:
-                runner.ship_file(manifest_path)
-                next(e for e in shipped if not e.is_set()).set()
+            class Signalling:
+                """The runner, telling the test each time a pass has shipped."""
+
+                def run_ship(self, manifest_path: str, result_path: str, conf) -> object:
+                    result = runner.run_ship(manifest_path, result_path, conf)
+                    next(e for e in shipped if not e.is_set()).set()
+                    return result
 
             outcome["report"] = run_window(
-                zk, pair.source_key, conf, ship, owner=owner, work_dir=tmp_path / "cycles", window_ms=30000
+                zk, pair.source_key, conf, Signalling(), owner=owner, work_dir=tmp_path / "cycles", window_ms=30000
             )
 
     thread = threading.Thread(target=window)

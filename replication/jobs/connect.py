@@ -144,7 +144,7 @@ def connect_session(url: str, conf: Config, work_dir: str | os.PathLike[str]) ->
 class ConnectShipRunner:
     """Ships manifests on a Spark Connect server through one client session, kept for its lifetime.
 
-    ``with ConnectShipRunner(conf, work_dir) as runner: runner.ship_file(manifest_path)`` - a ship
+    ``with ConnectShipRunner(conf, work_dir) as runner: runner.run_ship(manifest_path, result_path, conf)`` - a ship
     window's passes share the session (no reconnect, no artifact upload per pass). The session is
     opened by the first ship and its channel closed when the ``with`` block ends.
     """
@@ -181,11 +181,11 @@ class ConnectShipRunner:
                 f"ship job of cycle {manifest.cycle_id} failed on Spark Connect server {self.url}: {_first_line(exc)}"
             ) from None
 
-    def ship_file(self, manifest_path: str, result_path: str | None = None) -> ShipResult:
-        """Ship the manifest at ``manifest_path`` and write its result file beside it (or at ``result_path``)."""
-        manifest = Manifest.from_json(read_text(manifest_path))
-        result = self.ship(manifest)
-        write_text(result_path or str(Path(manifest_path).with_name("result.json")), result.to_json())
+    def run_ship(self, manifest_path: str, result_path: str, conf: Config | None = None) -> ShipResult:
+        """Ship the manifest at ``manifest_path``, write its result at ``result_path`` and return it
+        (the ship-step runner interface; the session's configuration is the runner's own)."""
+        result = self.ship(Manifest.from_json(read_text(manifest_path)))
+        write_text(result_path, result.to_json())
         return result
 
 

@@ -133,7 +133,7 @@ class ReplicationHook(BaseHook):
             work = self.work_dir(open_source(zk, self.cluster_key, conf).root)
             with ConnectShipRunner(conf, work, url=connect_url) as runner:
                 report = run_window(
-                    zk, self.cluster_key, conf, runner.ship_file, owner=owner, peer_ids=[peer_id], work_dir=work,
+                    zk, self.cluster_key, conf, runner, owner=owner, peer_ids=[peer_id], work_dir=work,
                     cycle_prefix=cycle_prefix,
                 )  # fmt: skip
         return report.as_dict()
