@@ -28,11 +28,14 @@ SHIP_WINDOW_MS = 50000
 REPO = Path(__file__).resolve().parents[2]
 
 
-def airflow_env(state: Path, source_key: str, port: int, spark_port: int) -> dict[str, str]:
-    """The environment of every Airflow process of the stack (loopback only, 4 workers, ship on Connect)."""
+def airflow_env(
+    state: Path, source_key: str, port: int, spark_port: int | None, window_ms: int = SHIP_WINDOW_MS
+) -> dict[str, str]:
+    """The environment of every Airflow process of the stack (loopback only, 4 workers); the ship DAG
+    runs on the Spark Connect server at ``spark_port``, or through spark-submit when it is None."""
     from replication.airflow_stack import airflow_environment
 
-    extra = {"HBREP_SHIP_SCHEDULE": SHIP_SCHEDULE, "HBREP__hbrep__ship__window__ms": str(SHIP_WINDOW_MS)}
+    extra = {"HBREP_SHIP_SCHEDULE": SHIP_SCHEDULE, "HBREP__hbrep__ship__window__ms": str(window_ms)}
     return airflow_environment(state / "airflow", source_key, api_port=port, spark_connect_port=spark_port, extra=extra)
 
 
@@ -41,7 +44,9 @@ def _airflow(env: dict[str, str], *args: str) -> None:
                    stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL)  # fmt: skip
 
 
-def up(state: Path, zk_port: int, port: int, spark_port: int) -> None:
+def up(
+    state: Path, zk_port: int, port: int, spark_port: int, mode: str = "connect", window_ms: int = SHIP_WINDOW_MS
+) -> None:
     """Start everything (see module doc) and print the UI address and how to log in."""
     from replication.cluster.embedded import start_cluster
     from replication.config import Config
@@ -59,9 +64,10 @@ def up(state: Path, zk_port: int, port: int, spark_port: int) -> None:
     stack: dict[str, object] = {"zk_dir": str(state / "zk"), "zk_port": zk_port, "roots": []}
     (state / "stack.json").write_text(json.dumps(stack))
     spark = SparkConnectServer(state / "spark", spark_port)
-    spark.start()
-    stack["spark_dir"] = str(spark.state_dir)
-    (state / "stack.json").write_text(json.dumps(stack))
+    if mode == "connect":
+        spark.start()
+        stack["spark_dir"] = str(spark.state_dir)
+        (state / "stack.json").write_text(json.dumps(stack))
     keys = {name: f"127.0.0.1:{zk_port}:/hbase-{name}" for name in ("a", "b")}
     conf = Config.load()
     table = TableDescriptor.of("t1", ColumnFamilyDescriptor("f", scope=1))
@@ -77,7 +83,7 @@ def up(state: Path, zk_port: int, port: int, spark_port: int) -> None:
             if "1" not in peers.list_peer_ids():
                 peers.add_peer("1", ReplicationPeerConfig(cluster_key=keys["b"]))
         cluster.zk.stop()  # the processes stay up; `down` stops them by their pid files
-    env = airflow_env(state, keys["a"], port, spark_port)
+    env = airflow_env(state, keys["a"], port, spark_port if mode == "connect" else None, window_ms)
     _airflow(env, "db", "migrate")
     _airflow(env, "pools", "set", "zookeeper", "4", "protects the ZooKeeper ensemble")
     log = open(state / "airflow.log", "ab")  # noqa: SIM115 (handed to the child)
@@ -104,7 +110,8 @@ def up(state: Path, zk_port: int, port: int, spark_port: int) -> None:
     print(f"Airflow UI:        http://127.0.0.1:{port}/   (log in as admin / {password}; file {password_file})")
     print(f"Replication view:  http://127.0.0.1:{port}/hbrep/")
     print(f"Source cluster a:  {keys['a']} (table t1, family f replicated to peer 1 = {keys['b']})")
-    print(f"Spark Connect:     {spark.url} (the ship DAG's engine; hbrep spark status --state {spark.state_dir})")
+    if mode == "connect":
+        print(f"Spark Connect:     {spark.url} (the ship DAG's engine; hbrep spark status --state {spark.state_dir})")
     print("Stop everything:   make down")
 
 
@@ -172,11 +179,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--zk-port", type=int, default=21810)
     parser.add_argument("--port", type=int, default=8080)
     parser.add_argument("--spark-port", type=int, default=15002, help="Spark Connect's gRPC port")
+    parser.add_argument("--spark-mode", choices=("connect", "submit"), default="connect",
+                        help="the ship DAG's engine: the Spark Connect server, or spark-submit per run")  # fmt: skip
+    parser.add_argument("--ship-window-ms", type=int, default=SHIP_WINDOW_MS, help="hbrep.ship.window.ms")
     parser.add_argument("--clean", action="store_true", help="down: also remove the state folder")
     args = parser.parse_args(argv)
     state = Path(args.state).resolve()
     if args.action == "up":
-        up(state, args.zk_port, args.port, args.spark_port)
+        up(state, args.zk_port, args.port, args.spark_port, args.spark_mode, args.ship_window_ms)
     else:
         down(state, clean=args.clean)
     return 0

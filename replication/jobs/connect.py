@@ -86,6 +86,11 @@ def with_params(url: str, **params: str) -> str:
     return base + ";" + ";".join([*kept, *(f"{k}={v}" for k, v in params.items())])
 
 
+def operation_tag(owner: str) -> str:
+    """A Spark operation tag for a lease owner (tags may not contain commas; kept short and stable)."""
+    return "hbrep-" + hashlib.sha256(owner.encode()).hexdigest()[:24]
+
+
 def _package_zip(work_dir: Path, digest: str) -> Path:
     """The package zip for the artifact, named by its digest (an equal name means equal bytes)."""
     target = work_dir / f"hbrep-replication-{digest[:16]}.zip"
@@ -149,10 +154,13 @@ class ConnectShipRunner:
     opened by the first ship and its channel closed when the ``with`` block ends.
     """
 
-    def __init__(self, conf: Config, work_dir: str | os.PathLike[str], url: str | None = None) -> None:
+    def __init__(
+        self, conf: Config, work_dir: str | os.PathLike[str], url: str | None = None, owner: str | None = None
+    ) -> None:
         self.conf = conf
         self.work_dir = Path(work_dir)
         self.url = url or connect_url(conf)
+        self.tag = operation_tag(owner) if owner else None
         self._stack = ExitStack()
         self._spark: Any = None
 
@@ -164,9 +172,22 @@ class ConnectShipRunner:
         self._stack.close()
 
     def session(self) -> Any:
-        """The client session, connected on first use (a run with nothing to ship never connects)."""
+        """The client session, connected on first use (a run with nothing to ship never connects).
+
+        With an ``owner``, the runner first interrupts the server's operations tagged with it (jobs a
+        killed task of the same run left running: their results would never be committed), then tags
+        its own jobs the same way.
+        """
         if self._spark is None:
-            self._spark = self._stack.enter_context(connect_session(self.url, self.conf, self.work_dir))
+            spark = self._stack.enter_context(connect_session(self.url, self.conf, self.work_dir))
+            if self.tag:
+                interrupted = spark.interruptTag(self.tag)
+                if interrupted:
+                    LOG.warning(
+                        "Interrupted %d job(s) a previous attempt of %s left running", len(interrupted), self.tag
+                    )
+                spark.addTag(self.tag)
+            self._spark = spark
         return self._spark
 
     def ship(self, manifest: Manifest) -> ShipResult:

@@ -131,7 +131,7 @@ class ReplicationHook(BaseHook):
         conf = self.conf
         with self.zk_hook.connected() as zk:
             work = self.work_dir(open_source(zk, self.cluster_key, conf).root)
-            with ConnectShipRunner(conf, work, url=connect_url) as runner:
+            with ConnectShipRunner(conf, work, url=connect_url, owner=owner) as runner:
                 report = run_window(
                     zk, self.cluster_key, conf, runner, owner=owner, peer_ids=[peer_id], work_dir=work,
                     cycle_prefix=cycle_prefix,
