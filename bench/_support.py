@@ -130,11 +130,12 @@ def _print_server_logs(tmp: str, lines: int = 15) -> None:
 
 def cycle(pair: BenchPair, *, spark_session=None):
     """One ship cycle of the pair's source (Spark job in ``spark_session``, or spark-submit when None)."""
+    from replication.jobs.launch import runner_for
     from replication.source.cycle import run_cycle
     from replication.zk.client import connected
 
     with connected(pair.source_key) as zk:
-        return run_cycle(zk, pair.source_key, pair.conf, spark=spark_session)
+        return run_cycle(zk, pair.source_key, pair.conf, runner=runner_for(pair.conf, spark_session))
 
 
 @dataclass

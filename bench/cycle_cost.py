@@ -16,6 +16,7 @@ TITLE = "Ship cycle cost: nothing to ship, a little to ship, Spark start vs work
 
 def _steps(pair, spark_session=None) -> dict[str, float]:
     """One cycle by its steps; seconds per step, the job's own work time, and whether Spark ran."""
+    from replication.jobs.launch import runner_for
     from replication.source.cycle import commit_step, ship_step, snapshot_step
     from replication.zk.client import connected
 
@@ -24,7 +25,7 @@ def _steps(pair, spark_session=None) -> dict[str, float]:
         t0 = time.monotonic()
         outcome = snapshot_step(zk, pair.source_key, pair.conf, owner=owner)
         t1 = time.monotonic()
-        result = ship_step(outcome.manifest_path, pair.conf, spark=spark_session)
+        result = ship_step(outcome.manifest_path, pair.conf, runner=runner_for(pair.conf, spark_session))
         t2 = time.monotonic()
         report = commit_step(zk, pair.source_key, pair.conf, outcome.manifest_path, owner=owner)
         t3 = time.monotonic()

@@ -44,8 +44,7 @@ def main() -> int:
             results = [ship_queue(manifest, q) for q in manifest.queues]
             profiler.stop()
             elapsed = time.monotonic() - t0
-            from replication.source.cycle import result_path_for
-            from replication.source.manifest import ShipResult, write_text
+            from replication.source.manifest import ShipResult, result_path_for, write_text
 
             write_text(result_path_for(outcome.manifest_path), ShipResult(manifest.cycle_id, results).to_json())
             commit_step(zk, pair.source_key, pair.conf, outcome.manifest_path, owner="profile")

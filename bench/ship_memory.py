@@ -55,7 +55,8 @@ print(json.dumps({"before_kb": before, "peak_kb": peak, "seconds": elapsed,
 
 
 def _ship_in_subprocess(pair) -> dict:
-    from replication.source.cycle import commit_step, result_path_for, snapshot_step
+    from replication.source.cycle import commit_step, snapshot_step
+    from replication.source.manifest import result_path_for
     from replication.zk.client import connected
 
     with connected(pair.source_key) as zk:

@@ -13,7 +13,7 @@ TITLE = "ZooKeeper queue claim and snapshot (replication/zk)"
 
 def _create_queues(zk, paths, servers: list[str], peers: list[str], wals_per_queue: int) -> int:
     from replication.zk import codec
-    from replication.zk.queue_storage import pipelined
+    from replication.zk.pipeline import pipelined
 
     zk.ensure_path(paths.queues)
     calls = []

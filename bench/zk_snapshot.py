@@ -75,9 +75,9 @@ def run(quick: bool) -> dict:
     from replication.fs import get_filesystem
     from replication.zk.client import connect
     from replication.zk.layout import ZNodePaths
+    from replication.zk.queue_snapshot import SnapshotCache, incremental_snapshot
     from replication.zk.queue_storage import ReplicationQueueStorage
     from replication.zk.server import ZooKeeperServer, free_port
-    from replication.zk.snapshot_cache import SnapshotCache, incremental_snapshot
 
     figures: dict[str, float | int] = {}
     ratios: dict[str, float] = {}

@@ -1,4 +1,8 @@
-"""hbrep_failover: every minute, claim the replication queues of dead region servers (``failover_once``)."""
+"""hbrep_failover: every minute, claim the replication queues of dead region servers (``failover_once``).
+
+Needs no data interval: a run acts on the region servers dead when it starts, not on a time slice, so
+the cron trigger timetable (empty interval) is right and catchup is off.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,9 @@
-"""hbrep_log_cleaner: every 10 minutes, delete old WALs no replication queue needs (``clean_once``)."""
+"""hbrep_log_cleaner: every ``hbase.master.cleaner.interval`` (10 minutes by default, as HMaster's LogCleaner
+chore), delete old WALs no replication queue needs and past the TTL (``clean_once``).
+
+Needs no data interval: a run judges every archived WAL against the queues and the TTL as they are when
+it starts, not a time slice, so a delta trigger timetable (empty interval) is right and catchup is off.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +16,7 @@ from hbrep_airflow.operators.replication import CleanLogsOperator
 with DAG(
     dag_id="hbrep_log_cleaner",
     description="Delete archived WALs past the TTL that no replication queue holds",
-    schedule="*/10 * * * *",
+    schedule=s.cleaner_interval(),
     start_date=datetime(2026, 1, 1, tzinfo=UTC),
     catchup=False,
     max_active_runs=1,

@@ -2,12 +2,16 @@
 
 Wiring only. Each peer is one mapped branch (visible and retriable on its own); a branch with nothing
 to ship is skipped before any Spark job starts; a lag check ends every run and a deadline alert fires
-when a run is still going ``hbrep.lag.alert.ms`` after it was queued. The branch depends on
-``hbrep.spark.mode``:
+when a run is still going ``hbrep.lag.alert.ms`` after it was queued (recorded where ``hbrep status
+replication`` and the Replication view list it). The branch depends on ``hbrep.spark.mode``:
 
 - ``submit``: snapshot → ship (spark-submit replication/jobs/ship.py) → commit → release;
 - ``connect``: ship (passes of snapshot → job on the Spark Connect server → commit, for up to
   ``hbrep.ship.window.ms``) → release.
+
+Needs no data interval: a run ships whatever the queues hold when it starts (positions in ZooKeeper say
+where it resumes), not the edits of a time slice, so the cron trigger timetable (empty interval) is
+right and catchup is off (one run catches up with everything missed).
 """
 
 from __future__ import annotations

@@ -1,14 +1,20 @@
-"""hbrep_verify: daily (catchup on, so a backfill verifies past days) VerifyReplication, then GX checks.
+"""hbrep_verify: daily VerifyReplication, then GX checks, per (peer, table) over the run's data interval.
 
-Per (peer, table) over the run's data interval; a manual trigger may name the peer, table, time range
-and families to verify only those.
+Needs data intervals: a run stands for one day of writes, so its timetable is CronDataIntervalTimetable
+(the run of logical date D covers [D, D+1 day) and starts once that day is over). A plain
+``schedule="@daily"`` would give Airflow 3's CronTriggerTimetable (``[scheduler]
+create_cron_data_intervals`` is False by default), whose data interval is empty (start = end = the
+run's time), and every scheduled or backfilled run would verify nothing and fail. Catchup is on, so
+days missed while the scheduler was down are verified when it comes back; a backfill
+(``POST /api/v2/backfills``) verifies chosen past days. A manual trigger may name the peer, table,
+time range and families to verify only those.
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from airflow.sdk import DAG, Param
+from airflow.sdk import DAG, CronDataIntervalTimetable, Param
 from hbrep_airflow import dag_settings as s
 from hbrep_airflow.operators.replication import (
     QualityCheckOperator,
@@ -19,7 +25,7 @@ from hbrep_airflow.operators.replication import (
 with DAG(
     dag_id="hbrep_verify",
     description="VerifyReplication and data-quality checks of replicated tables, per day",
-    schedule="@daily",
+    schedule=CronDataIntervalTimetable("@daily", timezone="UTC"),
     start_date=datetime.fromisoformat(s.VERIFY_START).replace(tzinfo=UTC),
     catchup=True,
     max_active_runs=1,

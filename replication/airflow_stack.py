@@ -1,17 +1,25 @@
-"""The environment Airflow runs under for the embedded stack (``make demo``, ``make up``).
+"""Airflow for the embedded stack (``make demo``, ``make up``, the scheduler tests): its environment, and
+``airflow standalone`` (scheduler, DAG processor, triggerer, API server) started and stopped as a session.
 
-Only strings: nothing here imports Airflow. Airflow's home is a folder of the stack, the DAGs and the
-plugin are this repository's, the source cluster is the ``hbrep_source`` connection (type ``zookeeper``),
-Spark runs on ``local[2]``, and everything listens on 127.0.0.1.
+Nothing here imports Airflow: it runs Airflow's command line. Airflow's home is a folder of the stack,
+the DAGs and the plugin are this repository's, the source cluster is the ``hbrep_source`` connection
+(type ``zookeeper``), Spark runs on ``local[2]``, and everything listens on 127.0.0.1.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
+import subprocess
 import sys
+import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
+
+import httpx
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -36,6 +44,8 @@ def airflow_environment(
     env.update(
         {
             "AIRFLOW_HOME": str(home),
+            # its own database in its home, whatever this process's environment points at
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home}/airflow.db",
             "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
             "AIRFLOW__CORE__PLUGINS_FOLDER": str(REPO / "plugins"),
             "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
@@ -76,3 +86,117 @@ def airflow_environment(
         )
     env.update(extra or {})
     return env
+
+
+def airflow_bin() -> str:
+    """The ``airflow`` executable of this Python environment."""
+    return str(Path(sys.executable).parent / "airflow")
+
+
+def airflow_command(env: Mapping[str, str], *args: str, log: Path | None = None) -> float:
+    """Run one ``airflow`` command (output appended to ``log``, else dropped); returns seconds taken.
+
+    RuntimeError naming the command and the log's last lines when it fails.
+    """
+    started = time.monotonic()
+    with open(log, "a") if log else open(os.devnull, "w") as out:
+        if log:
+            out.write(f"\n$ airflow {' '.join(args)}\n")
+            out.flush()
+        done = subprocess.run([airflow_bin(), *args], env=dict(env), stdout=out, stderr=subprocess.STDOUT,
+                              stdin=subprocess.DEVNULL)  # fmt: skip
+    if done.returncode != 0:
+        tail = "\n".join(log.read_text(errors="replace").splitlines()[-25:]) if log else ""
+        raise RuntimeError(
+            f"airflow {' '.join(args)} exited with {done.returncode}" + (f"; log {log}:\n{tail}" if log else "")
+        )
+    return time.monotonic() - started
+
+
+@dataclass
+class AirflowStandalone:
+    """A running ``airflow standalone``: its home, API port and session leader (all its processes share
+    the session, so :meth:`stop` reaches the scheduler, API server, triggerer and task workers)."""
+
+    home: Path
+    port: int
+    proc: subprocess.Popen
+    log: Path
+
+    @property
+    def url(self) -> str:
+        """The API server and UI, ``http://127.0.0.1:<port>``."""
+        return f"http://127.0.0.1:{self.port}"
+
+    def admin_password(self) -> str:
+        """The ``admin`` user's password the simple auth manager generated into the home."""
+        return admin_password(self.home)
+
+    def wait_ready(self, timeout: float = 300.0) -> None:
+        """Return once ``/api/v2/monitor/health`` answers and the admin password exists. RuntimeError
+        (everything it started stopped, the log's last lines quoted) when not within ``timeout``."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with contextlib.suppress(httpx.HTTPError, OSError, KeyError, ValueError):
+                if httpx.get(f"{self.url}/api/v2/monitor/health", timeout=5).status_code == 200:
+                    self.admin_password()
+                    return
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                tail = "\n".join(self.log.read_text(errors="replace").splitlines()[-25:])
+                raise RuntimeError(f"airflow standalone did not come up on port {self.port} in {timeout:.0f}s; "
+                                   f"{self.log}:\n{tail}")  # fmt: skip
+            time.sleep(2)
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """SIGTERM every process of the session, SIGKILL what is left after ``timeout``."""
+        stop_session(self.proc.pid, timeout)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(5)
+
+
+def admin_password(home: Path) -> str:
+    """The ``admin`` password in ``<home>/simple_auth_manager_passwords.json.generated``."""
+    return str(json.loads((home / "simple_auth_manager_passwords.json.generated").read_text())["admin"])
+
+
+def launch_standalone(env: Mapping[str, str], log: Path) -> AirflowStandalone:
+    """Start ``airflow standalone`` in a new session under ``env`` (see :func:`airflow_environment` with
+    ``api_port``), output appended to ``log``; returns at once (see :meth:`AirflowStandalone.wait_ready`)."""
+    with open(log, "ab") as out:
+        proc = subprocess.Popen([airflow_bin(), "standalone"], env=dict(env), stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    return AirflowStandalone(Path(env["AIRFLOW_HOME"]), int(env["AIRFLOW__API__PORT"]), proc, log)
+
+
+def start_standalone(env: Mapping[str, str], log: Path, *, timeout: float = 300.0) -> AirflowStandalone:
+    """:func:`launch_standalone`, then :meth:`AirflowStandalone.wait_ready`."""
+    stack = launch_standalone(env, log)
+    stack.wait_ready(timeout)
+    return stack
+
+
+def session_pids(sid: int) -> list[int]:
+    """Pids of the live processes in session ``sid`` (this process excluded)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            if int(fields[3]) == sid and fields[0] != "Z":  # field 6 of /proc/<pid>/stat: session id
+                pids.append(int(entry.name))
+    return pids
+
+
+def stop_session(sid: int, timeout: float = 30.0) -> None:
+    """SIGTERM every process of session ``sid``; SIGKILL those still alive after ``timeout`` seconds."""
+    for pid in session_pids(sid):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while session_pids(sid) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    for pid in session_pids(sid):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)

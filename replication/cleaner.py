@@ -24,9 +24,9 @@ from typing import Any
 
 from kazoo.client import KazooClient
 
+from replication.cluster.source_cluster import open_source
 from replication.config import Config
 from replication.fs import FileStatus
-from replication.source.snapshot import open_source
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.queue_storage import ReplicationQueueStorage
 

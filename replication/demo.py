@@ -4,22 +4,20 @@
 2. Table ``usertable`` with a replicated family ``cf`` (REPLICATION_SCOPE 1) and a local one ``local``
    (scope 0) on both clusters; peer ``1`` on a.
 3. A write load; half-way a source region server is SIGKILLed (writes move to the others).
-4. The DAGs run through Airflow (``airflow dags test``): ``hbrep_failover`` claims the dead server's
-   queues, ``hbrep_ship`` ships every queue (on the Spark Connect server the demo starts),
-   ``hbrep_verify`` runs VerifyReplication and
-   the Great Expectations checks.
+4. The DAGs run under Airflow's scheduler (``airflow standalone`` on a free loopback port, as ``make up``
+   runs it), each triggered and waited for through the REST API: ``hbrep_failover`` claims the dead
+   server's queues, ``hbrep_ship`` ships every queue (on the Spark Connect server the demo starts),
+   ``hbrep_verify`` runs VerifyReplication and the Great Expectations checks.
 5. A report: rows written and shipped, lag, failovers, GOODROWS/BADROWS, where the GX Data Docs are.
 Everything it started is stopped at the end, also on failure or Ctrl-C.
 
-The demo runs Airflow as a subprocess; the library itself never imports Airflow.
+The demo runs Airflow as subprocesses and talks HTTP to it; the library itself never imports Airflow.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import json
-import subprocess
 import sys
 import tempfile
 import threading
@@ -27,7 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from replication.airflow_stack import airflow_environment
+from replication.airflow_api import AirflowApi
+from replication.airflow_stack import airflow_environment, launch_standalone
 from replication.config import Config
 from replication.devstack.spark_connect import SparkConnectServer
 from replication.zk.server import ZooKeeperServer, free_port
@@ -47,40 +46,28 @@ def say(message: str) -> None:
     print(f"[demo] {message}", flush=True)
 
 
-def demo_environment(state: Path, source_key: str, spark_connect_port: int | None = None) -> dict[str, str]:
-    """The embedded stack's Airflow environment, quieter, with the demo's settings and no ship deadline
-    (Airflow 3.3.2's ``airflow dags test`` cannot finish a run of a DAG with a deadline alert); the ship
-    DAG runs on the Spark Connect server at ``spark_connect_port`` when given (one pass per run)."""
-    extra = {"AIRFLOW__LOGGING__LOGGING_LEVEL": "WARNING", "HBREP_SHIP_DEADLINE": "off"}
+def demo_environment(
+    state: Path, source_key: str, api_port: int, spark_connect_port: int | None = None
+) -> dict[str, str]:
+    """The embedded stack's Airflow environment, quieter, with the demo's settings; DAGs start paused (the
+    demo unpauses the three it runs) and hbrep_verify starts today, so its scheduler adds no catchup runs.
+    The ship DAG runs on the Spark Connect server at ``spark_connect_port`` when given (one pass per run)."""
+    extra = {
+        "AIRFLOW__LOGGING__LOGGING_LEVEL": "WARNING",
+        "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "True",
+        "HBREP_VERIFY_START": time.strftime("%Y-%m-%d", time.gmtime()),
+    }
     extra.update({"HBREP__" + key.replace(".", "__"): value for key, value in DEMO_CONF.items()})
-    return airflow_environment(state / "airflow", source_key, spark_connect_port=spark_connect_port, extra=extra)
+    return airflow_environment(
+        state / "airflow", source_key, api_port=api_port, spark_connect_port=spark_connect_port, extra=extra
+    )
 
 
-def airflow(env: dict[str, str], *args: str, log: Path) -> float:
-    """Run one ``airflow`` command (output appended to ``log``); returns seconds; raises on failure."""
-    started = time.monotonic()
-    with open(log, "a") as out:
-        out.write(f"\n$ airflow {' '.join(args)}\n")
-        out.flush()
-        done = subprocess.run([str(Path(sys.executable).parent / "airflow"), *args], env=env, stdout=out,
-                              stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)  # fmt: skip
-    if done.returncode != 0:
-        tail = "\n".join(log.read_text(errors="replace").splitlines()[-25:])
-        raise RuntimeError(f"airflow {' '.join(args)} exited with {done.returncode}; log {log}:\n{tail}")
-    return time.monotonic() - started
-
-
-def dag_run_state(env: dict[str, str], dag_id: str) -> str:
-    """State of the newest run of ``dag_id`` (from the Airflow metadata database)."""
-    done = subprocess.run([str(Path(sys.executable).parent / "airflow"), "dags", "list-runs", dag_id, "-o", "json"],
-                          env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)  # fmt: skip
-    # Airflow prints warnings on stdout before the JSON; the JSON array is the line that starts with "[{".
-    lines = [line for line in done.stdout.splitlines() if line.startswith(("[{", "[]"))]
-    try:
-        runs = json.loads(lines[-1])
-    except (IndexError, ValueError):
-        return "unknown"
-    return str(runs[0].get("state", "unknown")) if runs else "none"
+def run_dag(api: AirflowApi, dag_id: str, conf: dict[str, Any] | None = None, timeout: float = 900) -> dict[str, Any]:
+    """Unpause ``dag_id``, trigger a run and wait for the scheduler to finish it; returns the run."""
+    api.set_paused(dag_id, False)
+    run_id = api.trigger(dag_id, conf)
+    return api.wait_for_run(dag_id, run_id, timeout=timeout)
 
 
 def write_load(cluster, rows: int, kill_at: int, killed: list[str], acked: list[int]) -> None:
@@ -123,19 +110,12 @@ def run(rows: int, state: Path) -> dict[str, Any]:
         stack.callback(zk_server.stop)
         key_a, key_b = f"{zk_server.hosts}:/hbase-a", f"{zk_server.hosts}:/hbase-b"
         spark = SparkConnectServer(state / "spark", free_port())
-        say(f"starting the Spark Connect server (pyspark's jars) on {spark.url}")
+        env = demo_environment(state, key_a, free_port(), spark.port)
+        airflow = launch_standalone(env, log)  # boots (scheduler, API server, ...) while the clusters start
+        stack.callback(airflow.stop)
+        say(f"starting the Spark Connect server (pyspark's jars) on {spark.url}, the ship DAG's engine")
         spark.start()
         stack.callback(spark.stop)
-        env = demo_environment(state, key_a, spark.port)
-        migrate_log = stack.enter_context(open(log, "w"))
-        migrate = subprocess.Popen(
-            [str(Path(sys.executable).parent / "airflow"), "db", "migrate"],
-            env=env,
-            stdout=migrate_log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-        )
-        stack.callback(lambda: migrate.poll() is None and migrate.kill())
         conf = Config.load(env={}, overrides=DEMO_CONF)
         say("starting cluster a (/hbase-a, 3 region servers) and cluster b (/hbase-b, 2 region servers)")
         cluster_a = stack.enter_context(start_cluster(key_a, str(state / "a"), 3, conf=conf, name="a"))
@@ -162,26 +142,25 @@ def run(rows: int, state: Path) -> dict[str, Any]:
         say(f"wrote {report['rows_written']} rows in {time.monotonic() - started:.1f}s; "
             f"SIGKILLed region server {killed[0]} half-way")  # fmt: skip
         report["killed"] = killed[0]
-        if migrate.wait() != 0:
-            raise RuntimeError(f"airflow db migrate failed; see {log}")
-        airflow(env, "pools", "set", "zookeeper", "4", "hbrep: ZooKeeper-touching tasks", log=log)
+        airflow.wait_ready(timeout=300)
+        api = stack.enter_context(AirflowApi(airflow.url, "admin", airflow.admin_password()))
+        api.call("POST", "/pools", json={"name": "zookeeper", "slots": 4, "description": "hbrep: ZooKeeper tasks"})
+        for dag_id in ("hbrep_failover", "hbrep_ship", "hbrep_verify"):
+            api.wait_for_dag(dag_id, timeout=180)
         cluster_a.wait_until_dead(killed[0])
-        say(f"{killed[0]}'s ZooKeeper session expired; running the DAGs through Airflow (log: {log})")
-        for dag_id, extra in (
-            ("hbrep_failover", []),
-            ("hbrep_ship", []),
-            ("hbrep_verify", ["--conf", json.dumps({"peer": PEER, "table": TABLE, "start": 0,
-                                                      "end": int(time.time() * 1000) + 3_600_000})]),
-        ):  # fmt: skip
+        say(f"{killed[0]}'s ZooKeeper session expired; Airflow's scheduler runs the DAGs ({airflow.url}, "
+            f"log: {log})")  # fmt: skip
+        verify_conf = {"peer": PEER, "table": TABLE, "start": 0, "end": int(time.time() * 1000) + 3_600_000}
+        for dag_id, run_conf in (("hbrep_failover", None), ("hbrep_ship", None), ("hbrep_verify", verify_conf)):
             if dag_id == "hbrep_verify":
                 with cluster_b.client() as client:
                     client.flush(TABLE)
                 with cluster_a.client() as client:
                     client.flush(TABLE)
-            seconds = airflow(env, "dags", "test", dag_id, *extra, log=log)
-            state_of_run = dag_run_state(env, dag_id)
-            report.setdefault("dag_runs", {})[dag_id] = state_of_run
-            say(f"airflow dags test {dag_id}: {state_of_run} in {seconds:.0f}s")
+            started_run = time.monotonic()
+            run = run_dag(api, dag_id, run_conf)
+            report.setdefault("dag_runs", {})[dag_id] = run["state"]
+            say(f"{dag_id} run {run['dag_run_id']}: {run['state']} in {time.monotonic() - started_run:.0f}s")
         with connected(source) as zk:
             status = replication_status(zk, source, conf)
         fs, root = get_filesystem(cluster_a.root)

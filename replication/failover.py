@@ -25,9 +25,9 @@ from typing import Any
 from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError, NoNodeError
 
+from replication.cluster.source_cluster import SourceCluster, open_source
 from replication.config import Config
 from replication.metrics import MetricsStore
-from replication.source.snapshot import SourceCluster, open_source
 from replication.wal.names import ServerName
 from replication.zk.claim import ClaimError, claim_queues
 from replication.zk.cluster_key import ClusterKey
@@ -66,10 +66,6 @@ class FailoverReport:
         return asdict(self)
 
 
-def dead_marks_path(paths: ZNodePaths) -> str:
-    return f"{paths.replication}/hbrep-dead"
-
-
 def _is_server_name(name: str) -> bool:
     try:
         ServerName.parse(name)
@@ -95,15 +91,15 @@ def mark_first_seen(
     zk: KazooClient, paths: ZNodePaths, dead: list[str], live: list[str], now_ms: int
 ) -> dict[str, int]:
     """First-seen-dead time of every dead server (creating marks now for new ones; dropping stale ones)."""
-    base = dead_marks_path(paths)
+    base = paths.dead_servers
     zk.ensure_path(base)
     marks: dict[str, int] = {}
     for server in dead:
         try:
-            zk.create(f"{base}/{server}", str(now_ms).encode())
+            zk.create(paths.dead_server(server), str(now_ms).encode())
             marks[server] = now_ms
         except NodeExistsError:
-            raw, _ = zk.get(f"{base}/{server}")
+            raw, _ = zk.get(paths.dead_server(server))
             try:
                 marks[server] = int(raw.decode())
             except ValueError:
@@ -111,7 +107,7 @@ def mark_first_seen(
     for server in zk.get_children(base):
         if server not in marks and (server in live or server not in dead):
             with contextlib.suppress(NoNodeError):
-                zk.delete(f"{base}/{server}")
+                zk.delete(paths.dead_server(server))
     return marks
 
 
@@ -180,7 +176,7 @@ def _recover(source: SourceCluster, server: str) -> dict[str, Any] | None:
 
 def _forget_mark(zk: KazooClient, paths: ZNodePaths, server: str) -> None:
     with contextlib.suppress(NoNodeError):
-        zk.delete(f"{dead_marks_path(paths)}/{server}")
+        zk.delete(paths.dead_server(server))
 
 
 def _record(source: SourceCluster, outcome: ServerFailover) -> None:

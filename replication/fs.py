@@ -4,6 +4,9 @@ A root is chosen by URI: a plain path or ``file://`` → :class:`LocalFileSystem
 ``hdfs://`` → the WebHDFS backend (``replication.fs_webhdfs``, added with the HDFS work). Paths passed
 to a FileSystem are POSIX-style strings as the backend understands them.
 
+The interface itself (``FileSystem``, ``FileStatus``, ``FileSystemError``) is ``fs_types.py``, shared with
+the WebHDFS backend and re-exported here.
+
 Promises: ``open_read(path, offset)`` starts at ``offset`` without reading what comes before it;
 ``rename`` is atomic within one filesystem (archive = rename); ``create`` writes a new file and
 ``sync`` makes what was written durable before returning.
@@ -13,47 +16,11 @@ from __future__ import annotations
 
 import os
 import shutil
-from dataclasses import dataclass
-from typing import BinaryIO, Protocol
+from typing import BinaryIO
 from urllib.parse import urlparse
 
-from replication.errors import HbrepError
-
-
-class FileSystemError(HbrepError):
-    """A filesystem operation failed (the message names the path)."""
-
-
-@dataclass(frozen=True)
-class FileStatus:
-    """What a listing or stat returns for one path."""
-
-    path: str
-    length: int
-    mtime_ms: int
-    is_dir: bool
-
-    @property
-    def name(self) -> str:
-        return self.path.rstrip("/").rsplit("/", 1)[-1]
-
-
-class FileSystem(Protocol):
-    """The operations hbrep needs from a filesystem."""
-
-    def open_read(self, path: str, offset: int = 0) -> BinaryIO: ...
-    def read_range(self, path: str, offset: int, length: int | None = None) -> bytes: ...
-    def create(self, path: str, overwrite: bool = False) -> BinaryIO: ...
-    def sync(self, stream: BinaryIO) -> None: ...
-    def write_atomic(self, path: str, data: bytes) -> None: ...
-    def exists(self, path: str) -> bool: ...
-    def status(self, path: str) -> FileStatus: ...
-    def list(self, path: str) -> list[FileStatus]: ...
-    def mkdirs(self, path: str) -> None: ...
-    def rename(self, src: str, dst: str) -> None: ...
-    def delete(self, path: str, recursive: bool = False) -> bool: ...
-    def set_mtime(self, path: str, mtime_ms: int) -> None: ...
-    def join(self, *parts: str) -> str: ...
+from replication.fs_types import FileStatus, FileSystem, FileSystemError
+from replication.fs_webhdfs import WebHdfsFileSystem
 
 
 class LocalFileSystem:
@@ -177,9 +144,8 @@ def get_filesystem(root: str) -> tuple[FileSystem, str]:
     if parsed.scheme in ("", "file"):
         return LocalFileSystem(), os.path.abspath(parsed.path if parsed.scheme else root)
     if parsed.scheme in ("webhdfs", "hdfs", "swebhdfs"):
-        try:
-            from replication.fs_webhdfs import WebHdfsFileSystem  # type: ignore[import-not-found]
-        except ImportError:
-            raise FileSystemError(f"the WebHDFS backend is not available for {root}") from None
         return WebHdfsFileSystem.from_uri(root), parsed.path or "/"
     raise FileSystemError(f"unsupported filesystem scheme {parsed.scheme!r} in root {root!r}")
+
+
+__all__ = ["FileStatus", "FileSystem", "FileSystemError", "LocalFileSystem", "WebHdfsFileSystem", "get_filesystem"]

@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO, TypeVar
 from urllib.parse import parse_qs, urlparse
 
-from replication.fs import FileStatus, FileSystemError
+from replication.fs_types import FileStatus, FileSystemError
 
 ENV_USER = "HBREP_WEBHDFS_USER"
 ENV_AUTH = "HBREP_WEBHDFS_AUTH"

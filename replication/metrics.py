@@ -7,7 +7,8 @@ updates without a lock):
   written by the commit step, which holds that peer's ship lease (``replication.source.lease``);
   a cycle is folded in once per cycle id, so a retried commit does not count twice;
 - ``failovers/<time>-<server>.json``: one file per failover event;
-- ``checks/<kind>--<peer>--<table>.json``: the latest VerifyReplication / GX outcome of a (peer, table).
+- ``checks/<kind>--<peer>--<table>.json``: the latest VerifyReplication / GX outcome of a (peer, table);
+- ``alerts/<time>-<source>.json``: one file per lag alert (a ship run that missed its deadline).
 
 Gauges that must not freeze when shipping stops (``sizeOfLogQueue``, ``ageOfLastShippedOp``, replication
 lag) are computed at read time from ZooKeeper and the WALs by ``replication.status``.
@@ -22,11 +23,28 @@ from collections.abc import Iterable
 from typing import Any
 
 from replication.fs import FileSystem
-from replication.source.metrics import COUNTERS
 
 METRICS_DIR = ".hbrep/metrics"
 KEEP_CYCLES = 200
 KEEP_FAILOVERS = 100
+KEEP_ALERTS = 100
+
+# The per-queue counters a ship task reports (source/metrics.py counts them), by their HBase suffix
+# (``source.<queueId>.<suffix>``).
+COUNTERS = (
+    "logEditsRead",
+    "logEditsFiltered",
+    "logReadInBytes",
+    "shippedBatches",
+    "failedBatches",
+    "shippedOps",
+    "shippedBytes",
+    "completedLogs",
+    "completedRecoverQueues",
+    "uncleanlyClosedLogs",
+    "ignoredUncleanlyClosedLogContentsInBytes",
+    "restartedLogReading",
+)
 
 
 def _quote(text: str) -> str:
@@ -56,8 +74,8 @@ class MetricsStore:
 
     # -- reading --------------------------------------------------------------------------------
     def load(self) -> dict[str, Any]:
-        """``{"queues": {key: {...}}, "cycles": [...], "failovers": [...], "checks": {...}}``."""
-        data: dict[str, Any] = {"queues": {}, "cycles": [], "failovers": [], "checks": {}}
+        """``{"queues": {key: {...}}, "cycles": [...], "failovers": [...], "checks": {...}, "alerts": [...]}``."""
+        data: dict[str, Any] = {"queues": {}, "cycles": [], "failovers": [], "checks": {}, "alerts": []}
         for status in self.fs.list(self.dir):
             if status.name.startswith("peer-") and status.name.endswith(".json"):
                 peer = self._read(status.path)
@@ -66,6 +84,8 @@ class MetricsStore:
         data["cycles"].sort(key=lambda c: c.get("finished_ms", 0))
         events = sorted(self.fs.list(self.fs.join(self.dir, "failovers")), key=lambda s: s.name)
         data["failovers"] = [self._read(s.path) for s in events[-KEEP_FAILOVERS:]]
+        alerts = sorted(self.fs.list(self.fs.join(self.dir, "alerts")), key=lambda s: s.name)
+        data["alerts"] = [self._read(s.path) for s in alerts[-KEEP_ALERTS:]]
         for status in self.fs.list(self.fs.join(self.dir, "checks")):
             check = self._read(status.path)
             if check:
@@ -122,3 +142,9 @@ class MetricsStore:
         self._write(self.fs.join(self.dir, "checks", name), {
             "kind": kind, "peer_id": peer_id, "table": table, "at_ms": int(time.time() * 1000), **outcome,
         })  # fmt: skip
+
+    def record_alert(self, event: dict[str, Any]) -> None:
+        """Keep an alert (``kind``, ``source`` naming what raised it, ``message``) in a file of its own."""
+        now = int(time.time() * 1000)
+        name = f"{now:015d}-{_quote(str(event.get('source', 'unknown')))}.json"
+        self._write(self.fs.join(self.dir, "alerts", name), {"at_ms": now, **event})

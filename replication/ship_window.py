@@ -29,24 +29,19 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from kazoo.client import KazooClient
 
+from replication.cluster.source_cluster import open_source
 from replication.config import Config
 from replication.source import lease
-from replication.source.cycle import commit_step, result_path_for, snapshot_step
-from replication.source.snapshot import open_source
+from replication.source.cycle import commit_step, ship_step, snapshot_step
+from replication.source.job_runner import ShipJobRunner
 from replication.status import replication_status
 from replication.zk.cluster_key import ClusterKey
 
 LOG = logging.getLogger(__name__)
-
-
-class ShipJobRunner(Protocol):
-    """An engine's runner: ships the manifest at a path and writes the result file (jobs/ runners)."""
-
-    def run_ship(self, manifest_path: str, result_path: str, conf: Config) -> object: ...
 
 
 @dataclass
@@ -125,7 +120,7 @@ def run_window(
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
 ) -> WindowReport:
-    """Passes of snapshot → ``runner.run_ship`` → commit for up to ``window_ms`` (see module doc).
+    """Passes of snapshot → ``ship_step`` on ``runner`` → commit for up to ``window_ms`` (see module doc).
 
     ``window_ms`` defaults to ``hbrep.ship.window.ms``. Raises whatever the runner raises (after the
     leases are released); queue failures end the window and are in ``report.failures``.
@@ -148,7 +143,7 @@ def run_window(
             rows = size = 0
             failed: list[dict[str, Any]] = []
             if outcome.queues:  # nothing to ship: no job and nothing to commit
-                runner.run_ship(outcome.manifest_path, result_path_for(outcome.manifest_path), conf)
+                ship_step(outcome.manifest_path, conf, runner=runner)
                 cycle = commit_step(zk, key, conf, outcome.manifest_path, owner=owner, release=False)
                 rows = sum(int(p["rows_shipped"]) for p in cycle.peers.values())
                 size = sum(int(p["bytes_shipped"]) for p in cycle.peers.values())

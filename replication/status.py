@@ -13,11 +13,11 @@ from typing import Any
 
 from kazoo.client import KazooClient
 
+from replication.cluster.source_cluster import open_source
 from replication.config import Config
 from replication.metrics import MetricsStore
 from replication.source import lease
 from replication.source.manifest import WalTask
-from replication.source.snapshot import open_source
 from replication.source.wal_locator import WalLocator
 from replication.source.wal_reader import order_wals
 from replication.zk.cluster_key import ClusterKey
@@ -146,6 +146,7 @@ def replication_status(zk: KazooClient, key: ClusterKey, conf: Config, now_ms: i
         "global": totals,
         "recent_failovers": stored["failovers"][-10:],
         "recent_cycles": stored["cycles"][-10:],
+        "recent_alerts": stored["alerts"][-10:],
         "checks": stored["checks"],
     }
 
@@ -193,3 +194,10 @@ def to_prometheus(status: dict[str, Any]) -> str:
     registry = CollectorRegistry()
     registry.register(_Collector())
     return generate_latest(registry).decode("utf-8")
+
+
+def lag_violations(status: dict[str, Any], threshold_ms: int) -> list[dict[str, Any]]:
+    """Queues of enabled peers whose replicationLag passes ``threshold_ms``, worst first."""
+    enabled = {pid for pid, p in status["peers"].items() if p["state"] == "ENABLED"}
+    over = [q for q in status["queues"] if q["peer_id"] in enabled and q["replicationLag"] > threshold_ms]
+    return sorted(over, key=lambda q: -q["replicationLag"])

@@ -27,8 +27,11 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from replication.cluster.source_cluster import open_source
 from replication.errors import HbrepError
+from replication.tables.descriptors import TableRegistry
 from replication.tables.semantics import LATEST_TIMESTAMP
+from replication.zk.peer_storage import ReplicationPeerStorage
 
 if TYPE_CHECKING:
     from kazoo.client import KazooClient
@@ -301,7 +304,6 @@ def resolve_target(zk: KazooClient, source_key: ClusterKey, conf: Config, peer: 
     from replication.zk.client import connected
     from replication.zk.cluster_key import ClusterKey
     from replication.zk.layout import ZNodePaths
-    from replication.zk.peer_storage import ReplicationPeerStorage
 
     source_paths = ZNodePaths(conf, parent=source_key.znode_parent)
     source_root = read_cluster_info(zk, source_paths).root
@@ -327,3 +329,52 @@ def split_list(text: str | None) -> list[str] | None:
         return None
     items = [item.strip() for item in text.split(",") if item.strip()]
     return items or None
+
+
+def verify_targets(
+    zk: KazooClient,
+    key: ClusterKey,
+    conf: Config,
+    *,
+    peer: str | None,
+    table: str | None,
+    families: list[str] | None,
+    start_ms: int,
+    end_ms: int,
+) -> list[dict[str, Any]]:
+    """(peer, table) pairs to verify: the named ones, else every peer × every table it replicates.
+
+    A table is replicated to a peer when one of its families has REPLICATION_SCOPE != 0 and the
+    peer's table-cfs let it through (``need_to_replicate``). Unknown peer/table names raise.
+    """
+    source = open_source(zk, key, conf)
+    storage = ReplicationPeerStorage(zk, source.paths)
+    peer_ids = sorted(storage.list_peer_ids())
+    if peer is not None:
+        if peer not in peer_ids:
+            raise HbrepError(f"verify: peer {peer} does not exist on {key}")
+        peer_ids = [peer]
+    registry = TableRegistry(source.fs, source.root)
+    tables = [registry.get(table)] if table is not None else [d for d in registry.list() if not d.is_system]
+    targets = []
+    for peer_id in peer_ids:
+        config = storage.get_peer_config(peer_id)
+        for desc in tables:
+            name = desc.name if desc.namespace != "default" else desc.qualifier
+            wanted = [
+                f
+                for f, cf in desc.families.items()
+                if cf.scope != 0 and (not families or f in families) and config.need_to_replicate(name, f)
+            ]
+            if table is None and not wanted:
+                continue
+            targets.append(
+                {
+                    "peer_id": peer_id,
+                    "table": name,
+                    "families": sorted(families) if families else sorted(wanted),
+                    "start_ms": start_ms,
+                    "end_ms": end_ms,
+                }
+            )
+    return targets

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from replication.fs import get_filesystem
+from replication.jobs.launch import runner_for
 from replication.source.cycle import CycleReport, run_cycle
 from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
 from replication.tables.spark_views import scan
 from replication.zk.client import connected
 from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import ReplicationPeerConfig, ReplicationPeerStorage
-from replication.zk.queue_storage import QueueSnapshot, ReplicationQueueStorage
+from replication.zk.queue_snapshot import QueueSnapshot
+from replication.zk.queue_storage import ReplicationQueueStorage
 
 
 def create_table(cluster, name: str, *families: tuple[str, int]) -> None:
@@ -46,7 +48,7 @@ def set_peer_state(pair, peer_id: str, enabled: bool) -> None:
 def cycle(pair, spark, **kwargs) -> CycleReport:
     """One ship cycle of the pair's source, the Spark job in the shared session."""
     with connected(pair.source_key) as zk:
-        return run_cycle(zk, pair.source_key, pair.conf, spark=spark, **kwargs)
+        return run_cycle(zk, pair.source_key, pair.conf, runner=runner_for(pair.conf, spark), **kwargs)
 
 
 def queue_snapshot(pair) -> QueueSnapshot:

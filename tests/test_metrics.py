@@ -34,10 +34,29 @@ def test_cycles_fold_once_per_cycle_and_peer_files_are_separate(tmp_path):
 
 def test_failovers_and_checks(tmp_path):
     store = MetricsStore(LocalFileSystem(), str(tmp_path))
-    assert store.load() == {"queues": {}, "cycles": [], "failovers": [], "checks": {}}
+    assert store.load() == {"queues": {}, "cycles": [], "failovers": [], "checks": {}, "alerts": []}
     store.record_failover({"dead_server": "a,1,1", "claimer": "b,1,1", "moved": {"1": "1-a,1,1"}})
     store.record_check("verify", "1", "ns:t", {"counters": {"GOODROWS": 3, "BADROWS": 0}})
     store.record_check("verify", "1", "ns:t", {"counters": {"GOODROWS": 4, "BADROWS": 0}})
     data = store.load()
     assert [f["claimer"] for f in data["failovers"]] == ["b,1,1"]
     assert data["checks"]["verify/1/ns:t"]["counters"]["GOODROWS"] == 4
+
+
+def test_alerts_are_kept_one_file_each_oldest_first(tmp_path):
+    from replication.alerts import lag_alert
+
+    store = MetricsStore(LocalFileSystem(), str(tmp_path))
+    assert store.load()["alerts"] == []
+    first = lag_alert("hbrep_ship", "scheduled__1", 40000)
+    second = lag_alert("hbrep_ship", "manual__2", 40000)
+    store.record_alert(first)
+    store.record_alert(second)
+    alerts = store.load()["alerts"]
+    assert [a["run_id"] for a in alerts] == ["scheduled__1", "manual__2"]
+    assert alerts[0]["message"] == (
+        "hbrep_ship run scheduled__1 missed its deadline: still running 40000 ms after it was queued "
+        "(hbrep.lag.alert.ms)"
+    )
+    assert all(a["kind"] == "lag" and a["at_ms"] > 0 for a in alerts)
+    assert len(list((tmp_path / ".hbrep" / "metrics" / "alerts").iterdir())) == 2

@@ -8,12 +8,12 @@ import uuid
 import pytest
 from support import add_peer, create_table, table_state
 
+from replication.cluster.source_cluster import open_source
 from replication.jobs.connect import ConnectShipRunner
 from replication.metrics import MetricsStore
 from replication.ship_window import run_window
 from replication.source import lease
 from replication.source.cycle import snapshot_step
-from replication.source.snapshot import open_source
 from replication.wal.model import Cell, CellType
 from replication.zk.client import connected
 

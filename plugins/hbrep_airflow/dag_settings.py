@@ -7,8 +7,8 @@
 - ``HBREP_SHIP_SCHEDULE`` (default ``* * * * *``): the ship DAG's schedule;
 - ``HBREP_ZK_POOL`` (default ``zookeeper``): the pool every ZooKeeper-touching task runs in;
 - ``HBREP__hbrep__lag__alert__ms``: the lag alert threshold (as in ``replication.config``);
-- ``HBREP_VERIFY_START`` (default ``2026-11-15``): first day the daily verify DAG covers;
-- ``HBREP_SHIP_DEADLINE`` (default ``on``): ``off`` drops the ship DAG's deadline alert (see ship_deadline).
+- ``HBREP__hbase__master__cleaner__interval``: how often the log cleaner runs (as in ``replication.config``);
+- ``HBREP_VERIFY_START`` (default ``2026-11-15``): first day the daily verify DAG covers.
 """
 
 from __future__ import annotations
@@ -18,12 +18,15 @@ import os
 from datetime import timedelta
 from pathlib import Path
 
+from airflow.sdk import AsyncCallback, DeadlineAlert, DeadlineReference
+
 ZK_CONN_ID = os.environ.get("HBREP_ZK_CONN_ID", "hbrep_source")
 SPARK_CONN_ID = os.environ.get("HBREP_SPARK_CONN_ID", "spark_default")
 ZK_POOL = os.environ.get("HBREP_ZK_POOL", "zookeeper")
 SPARK_CONNECT_CONN_ID = os.environ.get("HBREP_SPARK_CONNECT_CONN_ID", "hbrep_spark_connect")
 VERIFY_START = os.environ.get("HBREP_VERIFY_START", "2026-11-15")
 DEFAULT_LAG_ALERT_MS = 300000  # replication.config DEFAULTS["hbrep.lag.alert.ms"]
+DEFAULT_CLEANER_INTERVAL_MS = 600000  # replication.config DEFAULTS["hbase.master.cleaner.interval"]
 
 
 def spark_mode() -> str:
@@ -46,24 +49,28 @@ def lag_deadline() -> timedelta:
     return timedelta(milliseconds=lag_alert_ms())
 
 
-def ship_deadline():
-    """The ship DAG's DeadlineAlert (queued time + ``hbrep.lag.alert.ms``), or None when
-    ``HBREP_SHIP_DEADLINE=off``: Airflow 3.3.2's ``airflow dags test`` cannot finish a run of a DAG
-    that has a deadline (``'dict' object has no attribute 'hex'`` in DagRun.update_state), so
-    ``make demo`` turns it off; schedulers run it as it is."""
-    if os.environ.get("HBREP_SHIP_DEADLINE", "on").lower() == "off":
-        return None
-    from airflow.sdk import AsyncCallback, DeadlineAlert, DeadlineReference
+def cleaner_interval() -> timedelta:
+    """``hbase.master.cleaner.interval`` (HMaster's LogCleaner chore period) as the log cleaner DAG's schedule."""
+    ms = int(os.environ.get("HBREP__hbase__master__cleaner__interval", DEFAULT_CLEANER_INTERVAL_MS))  # noqa: SIM112
+    return timedelta(milliseconds=ms)
 
+
+def ship_deadline() -> DeadlineAlert:
+    """The ship DAG's DeadlineAlert: when a run is still going ``hbrep.lag.alert.ms`` after it was queued,
+    the triggerer runs ``notifiers.lag_deadline_missed``, which records the alert on the source cluster."""
     return DeadlineAlert(
         reference=DeadlineReference.DAGRUN_QUEUED_AT,
         interval=lag_deadline(),
-        callback=AsyncCallback("hbrep_airflow.notifiers.lag_deadline_missed", kwargs={"threshold_ms": lag_alert_ms()}),
+        callback=AsyncCallback(
+            "hbrep_airflow.notifiers.lag_deadline_missed",
+            kwargs={"threshold_ms": lag_alert_ms(), "zookeeper_conn_id": ZK_CONN_ID},
+        ),
     )
 
 
 def ship_script() -> str:
-    """Path of ``replication/jobs/ship.py`` (found without importing the library)."""
+    """Path of ``replication/jobs/ship.py`` (``replication.jobs.launch.SHIP_SCRIPT``), found without
+    importing the library: DAG files are parsed without it (tests/dags/test_dag_import.py)."""
     spec = importlib.util.find_spec("replication")
     if spec is None or not spec.submodule_search_locations:
         raise ModuleNotFoundError("the replication package is not importable")

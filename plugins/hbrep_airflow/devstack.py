@@ -12,17 +12,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import shutil
-import signal
-import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
+from replication.airflow_stack import airflow_command, airflow_environment, start_standalone, stop_session
+
 DAG_IDS = ("hbrep_ship", "hbrep_failover", "hbrep_log_cleaner", "hbrep_verify")
-# The embedded stack's ship schedule and window (README, "make up"; chosen from bench/scheduler_lag.py).
+# The embedded stack's ship schedule and window (README, "make up"; chosen from bench/scheduler.py).
 SHIP_SCHEDULE = "* * * * *"
 SHIP_WINDOW_MS = 50000
 REPO = Path(__file__).resolve().parents[2]
@@ -33,15 +30,8 @@ def airflow_env(
 ) -> dict[str, str]:
     """The environment of every Airflow process of the stack (loopback only, 4 workers); the ship DAG
     runs on the Spark Connect server at ``spark_port``, or through spark-submit when it is None."""
-    from replication.airflow_stack import airflow_environment
-
     extra = {"HBREP_SHIP_SCHEDULE": SHIP_SCHEDULE, "HBREP__hbrep__ship__window__ms": str(window_ms)}
     return airflow_environment(state / "airflow", source_key, api_port=port, spark_connect_port=spark_port, extra=extra)
-
-
-def _airflow(env: dict[str, str], *args: str) -> None:
-    subprocess.run([str(Path(sys.executable).parent / "airflow"), *args], env=env, check=True,
-                   stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL)  # fmt: skip
 
 
 def up(
@@ -84,29 +74,16 @@ def up(
                 peers.add_peer("1", ReplicationPeerConfig(cluster_key=keys["b"]))
         cluster.zk.stop()  # the processes stay up; `down` stops them by their pid files
     env = airflow_env(state, keys["a"], port, spark_port if mode == "connect" else None, window_ms)
-    _airflow(env, "db", "migrate")
-    _airflow(env, "pools", "set", "zookeeper", "4", "protects the ZooKeeper ensemble")
-    log = open(state / "airflow.log", "ab")  # noqa: SIM115 (handed to the child)
-    proc = subprocess.Popen([str(Path(sys.executable).parent / "airflow"), "standalone"], env=env, stdout=log,
-                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
-    stack["airflow_sid"] = proc.pid
+    airflow_command(env, "db", "migrate")
+    airflow_command(env, "pools", "set", "zookeeper", "4", "protects the ZooKeeper ensemble")
+    airflow = start_standalone(env, state / "airflow.log", timeout=240)
+    stack["airflow_sid"] = airflow.proc.pid
     (state / "stack.json").write_text(json.dumps(stack))
-    deadline = time.monotonic() + 240
-    while True:
-        url = f"http://127.0.0.1:{port}/api/v2/monitor/health"
-        with contextlib.suppress(OSError), urllib.request.urlopen(url, timeout=5) as r:
-            if r.status == 200:
-                break
-        if proc.poll() is not None or time.monotonic() > deadline:
-            raise SystemExit(f"airflow standalone did not come up; see {state / 'airflow.log'}")
-        time.sleep(2)
     for dag_id in DAG_IDS:
-        with contextlib.suppress(subprocess.CalledProcessError):
-            _airflow(env, "dags", "unpause", dag_id)
+        with contextlib.suppress(RuntimeError):
+            airflow_command(env, "dags", "unpause", dag_id)
     password_file = state / "airflow" / "simple_auth_manager_passwords.json.generated"
-    password = "?"
-    with contextlib.suppress(OSError, ValueError):
-        password = json.loads(password_file.read_text()).get("admin", "?")
+    password = airflow.admin_password()
     print(f"Airflow UI:        http://127.0.0.1:{port}/   (log in as admin / {password}; file {password_file})")
     print(f"Replication view:  http://127.0.0.1:{port}/hbrep/")
     print(f"Source cluster a:  {keys['a']} (table t1, family f replicated to peer 1 = {keys['b']})")
@@ -133,16 +110,7 @@ def down(state: Path, clean: bool = False) -> None:
     stack = json.loads(path.read_text())
     sid = stack.get("airflow_sid")
     if sid:
-        pids = _session_pids(int(sid))
-        for pid in pids:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + 30
-        while _session_pids(int(sid)) and time.monotonic() < deadline:
-            time.sleep(0.5)
-        for pid in _session_pids(int(sid)):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+        stop_session(int(sid))
     for root in stack.get("roots", []):
         stop_servers(root)
     if stack.get("spark_dir"):
@@ -157,18 +125,6 @@ def _remove_state(state: Path, clean: bool) -> None:
     if clean and state.exists():
         shutil.rmtree(state)
         print(f"removed {state} (the next make up starts with empty clusters)")
-
-
-def _session_pids(sid: int) -> list[int]:
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        with contextlib.suppress(OSError, IndexError, ValueError):
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            if int(fields[3]) == sid:  # field 6 of /proc/<pid>/stat: session id
-                pids.append(int(entry.name))
-    return pids
 
 
 def main(argv: list[str] | None = None) -> int:

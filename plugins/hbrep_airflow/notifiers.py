@@ -2,30 +2,38 @@
 
 from __future__ import annotations
 
-import json
+import asyncio
 import logging
-import os
-import time
 from typing import Any
 
+from hbrep_airflow.hooks.replication import ReplicationHook
+from hbrep_airflow.hooks.zookeeper import ZooKeeperHook
+
 LOG = logging.getLogger("hbrep_airflow.lag_alert")
-ALERT_FILE_ENV = "HBREP_LAG_ALERT_FILE"
 
 
-async def lag_deadline_missed(context: dict[str, Any] | None = None, **kwargs: Any) -> None:
-    """Log one ERROR line naming the DAG run, and append a JSON line to ``$HBREP_LAG_ALERT_FILE`` if set.
+async def lag_deadline_missed(
+    context: dict[str, Any] | None = None,
+    *,
+    threshold_ms: int,
+    zookeeper_conn_id: str = ZooKeeperHook.default_conn_name,
+) -> dict[str, Any]:
+    """Log one ERROR line naming the DAG run and record the alert on the source cluster of
+    ``zookeeper_conn_id``, where ``hbrep status replication`` and the Replication view list it.
 
     Runs in the triggerer (Airflow's AsyncCallback): a ship run still not finished ``hbrep.lag.alert.ms``
-    after it was queued means no edit has been shipped for at least that long.
+    after it was queued means no edit has been shipped for at least that long. Returns the alert.
     """
-    context = context or {}
-    dag_run = context.get("dag_run") or {}
-    run_id = dag_run.get("run_id") if isinstance(dag_run, dict) else getattr(dag_run, "run_id", None)
-    dag_id = dag_run.get("dag_id") if isinstance(dag_run, dict) else getattr(dag_run, "dag_id", None)
-    threshold = kwargs.get("threshold_ms")
-    message = f"hbrep lag alert: {dag_id} run {run_id} missed its deadline (hbrep.lag.alert.ms={threshold})"
-    LOG.error(message)
-    path = os.environ.get(ALERT_FILE_ENV)
-    if path:
-        with open(path, "a", encoding="utf-8") as out:
-            out.write(json.dumps({"at_ms": int(time.time() * 1000), "message": message}) + "\n")
+    # Imported here, not at the top: AsyncCallback imports this module when the DAG file is parsed, and
+    # DAG parsing must not load the library (kazoo, Spark).
+    from replication.alerts import lag_alert
+
+    dag_run = (context or {}).get("dag_run") or {}
+    alert = lag_alert(dag_run.get("dag_id"), dag_run.get("run_id"), int(threshold_ms))
+    LOG.error("hbrep lag alert: %s", alert["message"])
+    hook = ReplicationHook(zookeeper_conn_id)
+    # The sync connection lookup would block the triggerer's event loop: fetch it async, then run the
+    # ZooKeeper and filesystem work in a thread.
+    hook.zk_hook.use_connection(await ZooKeeperHook.aget_connection(zookeeper_conn_id))
+    await asyncio.to_thread(hook.record_lag_alert, alert)
+    return alert

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import click
 
 from replication.cli.common import CliContext, emit_json, json_option, pass_context
@@ -19,6 +21,10 @@ def _fmt_ms(value) -> str:
     return f"{value / 1000:.1f}s" if value < 3_600_000 else f"{value / 3_600_000:.1f}h"
 
 
+def _fmt_time(ms) -> str:
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S") if ms else "-"
+
+
 @click.command()
 @click.option("--once", is_flag=True, required=True, help="Run exactly one cycle: snapshot, Spark job, commit.")
 @click.option("--peer", "peers", multiple=True, help="Only these peers (repeatable); default all.")
@@ -27,6 +33,7 @@ def _fmt_ms(value) -> str:
 @pass_context
 def ship(ctx: CliContext, once: bool, peers: tuple[str, ...], in_process: bool, as_json: bool) -> None:
     """One ship cycle; prints per peer: WALs read, entries shipped, bytes, filtered, positions, lag."""
+    from replication.jobs.launch import runner_for
     from replication.source.cycle import run_cycle
 
     spark = None
@@ -35,7 +42,7 @@ def ship(ctx: CliContext, once: bool, peers: tuple[str, ...], in_process: bool, 
 
         spark = spark_session("hbrep-ship", master=ctx.conf.get_str("hbrep.spark.master"))
     with _zk(ctx) as zk:
-        report = run_cycle(zk, ctx.cluster, ctx.conf, peer_ids=list(peers) or None, spark=spark)
+        report = run_cycle(zk, ctx.cluster, ctx.conf, runner=runner_for(ctx.conf, spark), peer_ids=list(peers) or None)
     if as_json:
         emit_json(report.as_dict())
     else:
@@ -94,3 +101,5 @@ def status_replication(ctx: CliContext, as_json: bool, prometheus: bool) -> None
             f"ageOfLastShippedOp={_fmt_ms(queue['ageOfLastShippedOp'])}"
             + (f" error={queue['error']}" if queue["error"] else "")
         )
+    for alert in state["recent_alerts"]:
+        click.echo(f"alert {_fmt_time(alert.get('at_ms'))} {alert.get('kind', '?')}: {alert.get('message')}")

@@ -23,7 +23,7 @@ from kazoo.exceptions import NoNodeError
 from replication.cluster import rpc
 from replication.cluster.errors import ClusterError
 from replication.cluster.info import ClusterInfo, cluster_token, read_cluster_info
-from replication.cluster.regions import LATEST_TIMESTAMP, owner_of
+from replication.cluster.region_routing import LATEST_TIMESTAMP, owner_of
 from replication.config import Config
 from replication.errors import HbrepError
 from replication.fs import get_filesystem

@@ -18,8 +18,8 @@ from kazoo.exceptions import NodeExistsError, NoNodeError
 from replication.cluster.errors import ClusterError, NoClusterInfo
 from replication.config import Config
 from replication.fs import FileSystem, FileSystemError
+from replication.zk.layout import cluster_info_path
 
-CLUSTER_INFO_ZNODE = "hbrep-cluster"
 STATE_DIR = ".hbrep"
 TOKEN_FILE = "token"
 
@@ -45,11 +45,6 @@ class ClusterInfo:
             raise ClusterError(f"cluster info at {where} is not valid hbrep JSON") from None
 
 
-def info_path(znode_parent: str) -> str:
-    """``<parent>/hbrep-cluster``."""
-    return f"{znode_parent.rstrip('/')}/{CLUSTER_INFO_ZNODE}"
-
-
 def _parent(paths: object) -> str:
     return str(paths if isinstance(paths, str) else paths.parent)  # type: ignore[attr-defined]
 
@@ -59,7 +54,7 @@ def write_cluster_info(zk: KazooClient, paths: object, info: ClusterInfo) -> Non
 
     ``paths`` is a ZNodePaths (anything with ``.parent``) or the znode parent string.
     """
-    path = info_path(_parent(paths))
+    path = cluster_info_path(_parent(paths))
     try:
         zk.create(path, info.to_json(), makepath=True)
     except NodeExistsError:
@@ -69,7 +64,7 @@ def write_cluster_info(zk: KazooClient, paths: object, info: ClusterInfo) -> Non
 def read_cluster_info(zk: KazooClient, paths: object) -> ClusterInfo:
     """The recorded ClusterInfo; NoClusterInfo ("no hbrep cluster at <key>") when absent."""
     parent = _parent(paths)
-    path = info_path(parent)
+    path = cluster_info_path(parent)
     try:
         data, _ = zk.get(path)
     except NoNodeError:

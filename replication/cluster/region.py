@@ -12,7 +12,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from replication.cluster.regions import encoded_region_name, region_name
+from replication.cluster.region_routing import encoded_region_name, region_name
 from replication.wal.model import Cell
 
 

@@ -34,7 +34,9 @@ from kazoo.exceptions import NodeExistsError
 from replication.cluster.errors import ClusterError, RegionServerAborted
 from replication.cluster.info import ClusterInfo, cluster_token, read_cluster_info, state_dir
 from replication.cluster.region import HRegion
-from replication.cluster.regions import LATEST_TIMESTAMP
+from replication.cluster.region_routing import LATEST_TIMESTAMP
+from replication.cluster.service import build_server
+from replication.cluster.sink import ReplicationSink
 from replication.cluster.wal_group import FSHLog
 from replication.config import Config
 from replication.errors import HbrepError
@@ -115,8 +117,6 @@ class HRegionServer:
     # -- lifecycle --------------------------------------------------------------------------------
     def start(self) -> str:
         """Bind the RPC port, open the first WAL, register as live; return the server name."""
-        from replication.cluster.service import build_server
-
         # Bind to hbase.regionserver.ipc.address (loopback by default) and advertise
         # hbase.regionserver.hostname (HBase's keys); port 0 = a free port (embedded clusters).
         bind = self.conf.get_str("hbase.regionserver.ipc.address", LOOPBACK) or LOOPBACK
@@ -395,10 +395,8 @@ class HRegionServer:
             except Exception:
                 LOG.exception("region server chore failed")
 
-    def replication_sink(self):  # type: ignore[no-untyped-def]
+    def replication_sink(self) -> ReplicationSink:
         """The ReplicationSink of this server (created on first use)."""
-        from replication.cluster.sink import ReplicationSink
-
         if self._sink is None:
             self._sink = ReplicationSink(self)
         return self._sink

@@ -6,12 +6,13 @@ import hmac
 import logging
 from collections.abc import Callable
 from concurrent import futures
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import grpc
 
 from replication.cluster import rpc
 from replication.cluster.errors import RegionServerAborted
+from replication.cluster.server_api import RegionServerHost
 from replication.cluster.sink import canonical_spans
 from replication.errors import HbrepError
 from replication.net import port_in_use
@@ -19,9 +20,6 @@ from replication.proto import Admin_pb2, Admin_pb2_grpc, HBase_pb2
 from replication.tables.errors import UnknownFamily, UnknownTable
 from replication.wal.cell_codec import decode_cells
 from replication.wal.errors import CorruptWALError
-
-if TYPE_CHECKING:
-    from replication.cluster.regionserver import HRegionServer
 
 LOG = logging.getLogger(__name__)
 
@@ -71,7 +69,7 @@ def abort_for(context: grpc.ServicerContext, exc: BaseException) -> None:
 class AdminServicer(Admin_pb2_grpc.AdminServiceServicer):
     """Mutate (client writes), ReplicateWALEntry (sink), FlushTable, RollWALWriter, GetServerInfo."""
 
-    def __init__(self, server: HRegionServer):
+    def __init__(self, server: RegionServerHost):
         self.server = server
 
     def Mutate(self, request: Admin_pb2.MutateRequest, context: grpc.ServicerContext) -> Admin_pb2.MutateResponse:
@@ -128,7 +126,7 @@ class AdminServicer(Admin_pb2_grpc.AdminServiceServicer):
         )
 
 
-def build_server(server: HRegionServer, address: str, workers: int = 8) -> tuple[grpc.Server, int]:
+def build_server(server: RegionServerHost, address: str, workers: int = 8) -> tuple[grpc.Server, int]:
     """A gRPC server for ``server`` bound to ``address`` (loopback; port 0 = pick one); returns it and its port."""
     host, _, wanted = address.rpartition(":")
     if int(wanted) and port_in_use(int(wanted), host):

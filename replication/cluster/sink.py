@@ -23,9 +23,9 @@ import uuid
 from collections import defaultdict
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from typing import TYPE_CHECKING
 
-from replication.cluster.regions import row_hash
+from replication.cluster.region_routing import row_hash
+from replication.cluster.server_api import RegionServerHost
 from replication.errors import HbrepError
 from replication.proto import Admin_pb2
 from replication.tables.errors import UnknownFamily, UnknownTable
@@ -33,9 +33,6 @@ from replication.wal.cell_codec import decode_cells
 from replication.wal.errors import CorruptWALError
 from replication.wal.key_codec import key_from_pb
 from replication.wal.model import Cell, WALKey
-
-if TYPE_CHECKING:
-    from replication.cluster.regionserver import HRegionServer
 
 LOG = logging.getLogger(__name__)
 
@@ -139,7 +136,7 @@ class _Encoded:
 class ReplicationSink:
     """The sink side of one region server; metrics as HBase's MetricsSink."""
 
-    def __init__(self, server: HRegionServer):
+    def __init__(self, server: RegionServerHost):
         self.server = server
         self.applied_batches = 0
         self.applied_ops = 0

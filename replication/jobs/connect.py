@@ -34,7 +34,7 @@ from replication.errors import ConfigError, HbrepError
 from replication.jobs.ship_frame import run_ship_frame_job
 from replication.jobs.submit import build_pyfiles
 from replication.net import LOOPBACK
-from replication.source.manifest import Manifest, ShipResult, read_text, write_text
+from replication.source.manifest import Manifest, ShipResult, read_text, work_dir_for, write_text
 
 LOG = logging.getLogger(__name__)
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
@@ -149,16 +149,21 @@ def connect_session(url: str, conf: Config, work_dir: str | os.PathLike[str]) ->
 class ConnectShipRunner:
     """Ships manifests on a Spark Connect server through one client session, kept for its lifetime.
 
-    ``with ConnectShipRunner(conf, work_dir) as runner: runner.run_ship(manifest_path, result_path, conf)`` - a ship
-    window's passes share the session (no reconnect, no artifact upload per pass). The session is
-    opened by the first ship and its channel closed when the ``with`` block ends.
+    A ``ShipJobRunner`` for ``ship_step`` (the third beside jobs/launch.py's in-process and spark-submit
+    runners): a ship window's passes share the session (no reconnect, no artifact upload per pass). The
+    session is opened by the first ship and its channel closed when the ``with`` block ends (or at exit).
+    ``work_dir`` holds the package zip (default: ``work_dir_for(conf)``).
     """
 
     def __init__(
-        self, conf: Config, work_dir: str | os.PathLike[str], url: str | None = None, owner: str | None = None
+        self,
+        conf: Config,
+        work_dir: str | os.PathLike[str] | None = None,
+        url: str | None = None,
+        owner: str | None = None,
     ) -> None:
         self.conf = conf
-        self.work_dir = Path(work_dir)
+        self.work_dir = Path(work_dir) if work_dir is not None else work_dir_for(conf)
         self.url = url or connect_url(conf)
         self.tag = operation_tag(owner) if owner else None
         self._stack = ExitStack()
@@ -204,7 +209,7 @@ class ConnectShipRunner:
 
     def run_ship(self, manifest_path: str, result_path: str, conf: Config | None = None) -> ShipResult:
         """Ship the manifest at ``manifest_path``, write its result at ``result_path`` and return it
-        (the ship-step runner interface; the session's configuration is the runner's own)."""
+        (source/job_runner.ShipJobRunner; the session's configuration is the runner's own)."""
         result = self.ship(Manifest.from_json(read_text(manifest_path)))
         write_text(result_path, result.to_json())
         return result

@@ -15,9 +15,8 @@ from dataclasses import dataclass, field
 from kazoo.client import KazooClient
 
 from replication.source.manifest import QueueResult
-from replication.zk import journal
-from replication.zk.codec import position_to_bytes
 from replication.zk.layout import ZNodePaths
+from replication.zk.queue_storage import ReplicationQueueStorage
 
 LOG = logging.getLogger(__name__)
 
@@ -36,45 +35,27 @@ class QueueCommit:
 
 
 def commit_queue(zk: KazooClient, paths: ZNodePaths, result: QueueResult) -> QueueCommit:
-    """Apply one queue's result in a single version-guarded multi (see module doc).
-
-    A connection loss is retried with a fresh multi (kazoo's retry policy): if the lost attempt had
-    been applied, the versions no longer match and the retry fails as a whole, a no-op.
-    """
+    """Apply one queue's result in a single version-guarded multi (see module doc and
+    :meth:`ReplicationQueueStorage.set_wal_positions`, which builds it)."""
     record = QueueCommit(result.key, result.peer_id, committed=False)
-    deletes: list[tuple[str, int]] = []
-    updates: list[tuple[str, bytes, int]] = []
+    finished: dict[str, int] = {}
+    positions: dict[str, tuple[int, int]] = {}
     for wal in result.wals:
-        path = paths.wal(result.replicator, result.queue_id, wal.name)
         if wal.done:
-            deletes.append((path, wal.version))
+            finished[wal.name] = wal.version
             record.removed_wals.append(wal.name)
         elif wal.end_position > wal.start_position:
-            updates.append((path, position_to_bytes(wal.end_position), wal.version))
+            positions[wal.name] = (wal.end_position, wal.version)
             record.positions[wal.name] = wal.end_position
     record.queue_deleted = result.drained
-    if not (deletes or updates or result.drained):
+    if not (finished or positions or result.drained):
         record.committed = True
         record.note = "nothing to record"
         return record
-
-    def build(tx) -> None:
-        for path, version in deletes:
-            tx.delete(path, version=version)
-        for path, data, version in updates:
-            tx.set_data(path, data, version=version)
-        if result.drained:
-            tx.delete(paths.queue(result.replicator, result.queue_id))
-
-    # journal.commit adds the change-journal entry to the same multi (see replication/zk/journal.py)
-    outcomes = zk.retry(journal.commit, zk, paths, build, [journal.queue_ref(result.replicator, result.queue_id)])
-    failures = [o for o in outcomes if isinstance(o, Exception)]
-    if failures:
-        real = [f for f in failures if type(f).__name__ != "RolledBackError"]
-        record.note = (
-            f"queue changed since the snapshot ({type(real[0]).__name__ if real else 'rolled back'}): "
-            "left to its current owner"
-        )
+    storage = ReplicationQueueStorage(zk, paths)
+    refused = storage.set_wal_positions(result.replicator, result.queue_id, positions, finished, result.drained)
+    if refused is not None:
+        record.note = f"queue changed since the snapshot ({refused}): left to its current owner"
         record.positions.clear()
         record.removed_wals.clear()
         record.queue_deleted = False

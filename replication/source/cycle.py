@@ -2,8 +2,9 @@
 
 - :func:`snapshot_step` takes each selected peer's lease, writes the manifest file and returns its
   path (peers whose lease another cycle holds are left out and reported).
-- :func:`ship_step` runs the Spark job on the manifest (``spark-submit``, or a given SparkSession) and
-  writes the result file. With nothing to ship it writes an empty result and starts no Spark job.
+- :func:`ship_step` runs the Spark job on the manifest through a job runner (source/job_runner.py;
+  in-process and spark-submit runners are in jobs/launch.py) and writes the result file. With
+  nothing to ship it writes an empty result and starts no Spark job.
 - :func:`commit_step` records positions (guarded multi per queue), folds the metrics in and releases
   the leases. Running it twice is a no-op.
 """
@@ -19,17 +20,18 @@ from typing import Any
 
 from kazoo.client import KazooClient
 
+from replication.cluster.source_cluster import open_source
 from replication.config import Config
 from replication.metrics import MetricsStore
 from replication.source import lease
 from replication.source.commit import QueueCommit, commit
-from replication.source.manifest import Manifest, ShipResult, read_text, write_text
-from replication.source.snapshot import build_manifest, open_source
+from replication.source.job_runner import ShipJobRunner
+from replication.source.manifest import Manifest, ShipResult, read_text, result_path_for, work_dir_for, write_text
+from replication.source.snapshot import build_manifest
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.peer_storage import ReplicationPeerStorage
 
 LOG = logging.getLogger(__name__)
-SHIP_SCRIPT = Path(__file__).resolve().parent.parent / "jobs" / "ship.py"
 
 
 @dataclass
@@ -44,11 +46,6 @@ class SnapshotOutcome:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def work_dir_for(conf: Config) -> Path:
-    """Where manifests and results go: ``hbrep.work.dir`` or ``<hbrep.state.dir>/cycles``."""
-    return Path(conf.get_str("hbrep.work.dir", os.path.join(conf.get_str("hbrep.state.dir"), "cycles")))
 
 
 def snapshot_step(
@@ -88,31 +85,14 @@ def snapshot_step(
     return SnapshotOutcome(path, manifest.cycle_id, len(manifest.queues), leased, busy)
 
 
-def result_path_for(manifest_path: str) -> str:
-    return str(Path(manifest_path).with_name("result.json"))
-
-
-def ship_step(manifest_path: str, conf: Config, *, spark=None, result_path: str | None = None) -> ShipResult:
-    """Run the ship job for a manifest (in ``spark`` when given, else spark-submit) and write the result."""
+def ship_step(manifest_path: str, conf: Config, *, runner: ShipJobRunner, result_path: str | None = None) -> ShipResult:
+    """Run the ship job for a manifest through ``runner`` and return its result (written beside the
+    manifest unless ``result_path`` says otherwise). With nothing to ship no job is started."""
     manifest = Manifest.from_json(read_text(manifest_path))
     result_path = result_path or result_path_for(manifest_path)
-    if not manifest.queues:
-        result = ShipResult(manifest.cycle_id, [], int(time.time() * 1000), int(time.time() * 1000))
-    elif spark is not None:
-        from replication.jobs.ship import run_ship_job
-
-        result = run_ship_job(spark, manifest)
-    else:
-        from replication.jobs.submit import spark_submit
-
-        spark_submit(
-            SHIP_SCRIPT,
-            ["--manifest", manifest_path, "--result", result_path],
-            master=conf.get_str("hbrep.spark.master"),
-            work_dir=Path(manifest_path).parent,
-            name=f"hbrep-ship-{manifest.cycle_id}",
-        )
-        return ShipResult.from_json(read_text(result_path))
+    if manifest.queues:
+        return runner.run_ship(manifest_path, result_path, conf)
+    result = ShipResult(manifest.cycle_id, [], int(time.time() * 1000), int(time.time() * 1000))
     write_text(result_path, result.to_json())
     return result
 
@@ -224,16 +204,16 @@ def run_cycle(
     key: ClusterKey,
     conf: Config,
     *,
+    runner: ShipJobRunner,
     owner: str | None = None,
     peer_ids: list[str] | None = None,
-    spark=None,
     work_dir: str | os.PathLike[str] | None = None,
 ) -> CycleReport:
     """snapshot → ship → commit in one call (``hbrep ship --once``)."""
     owner = owner or f"hbrep-ship-{os.getpid()}-{int(time.time() * 1000)}"
     outcome = snapshot_step(zk, key, conf, owner=owner, peer_ids=peer_ids, work_dir=work_dir)
     try:
-        ship_step(outcome.manifest_path, conf, spark=spark)
+        ship_step(outcome.manifest_path, conf, runner=runner)
     except Exception:
         # Positions stay where they were; release the leases so the next cycle can retry at once.
         source = open_source(zk, key, conf)

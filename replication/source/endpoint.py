@@ -1,4 +1,4 @@
-"""HBaseInterClusterReplicationEndpoint + ReplicationSourceShipper: ship a batch until the peer acks it.
+"""HBaseInterClusterReplicationEndpoint: ship a batch until the peer acks it (the shipper is shipper.py).
 
 Spec §4.5 / §5.2. A batch is split into ``n = min(hbase.replication.source.maxthreads, entries/100 + 1,
 sinks)`` lists by ``abs(hash(encoded region name)) % n`` (one region always lands in one list, so its
@@ -25,7 +25,6 @@ from replication.config import Config
 from replication.errors import HbrepError
 from replication.source.filters import ShipEntry
 from replication.source.sink_manager import NoSinksAvailable, ReplicationSinkManager
-from replication.source.throttler import ReplicationThrottler
 
 LOG = logging.getLogger(__name__)
 
@@ -187,39 +186,3 @@ class ReplicationEndpoint:
             return chunk
         LOG.warning("Dropping edits of %s: deleted on the source and missing on peer %s", sorted(gone), self.peer_id)
         return [e for e in chunk if table_name_str(e.key.table_name) not in gone]
-
-
-class ReplicationSourceShipper:
-    """Throttles, ships each batch through the endpoint, and records what shipped in the metrics."""
-
-    def __init__(
-        self,
-        endpoint: ReplicationEndpoint,
-        throttler: ReplicationThrottler,
-        metrics,
-        sleep: Callable[[float], None] = time.sleep,
-    ):
-        self.endpoint = endpoint
-        self.throttler = throttler
-        self.metrics = metrics
-        self._sleep = sleep
-
-    def ship(self, batch) -> None:
-        """Ship a non-empty batch (raises ShipFailed); empty batches only move the position."""
-        if batch.is_empty:
-            return
-        self.throttler.throttle(batch.heap_size, self._sleep)
-        before = self.endpoint.failed_batches
-        try:
-            self.endpoint.replicate(batch.entries)
-        finally:
-            self.metrics.inc("failedBatches", self.endpoint.failed_batches - before)
-        self.metrics.inc("shippedBatches")
-        self.metrics.inc("shippedOps", _distinct_rows(batch.entries))
-        self.metrics.inc("shippedBytes", sum(len(e.cell_bytes) for e in batch.entries))
-        self.metrics.last_shipped_write_time = max(self.metrics.last_shipped_write_time, batch.last_write_time)
-
-
-def _distinct_rows(entries: Sequence[ShipEntry]) -> int:
-    """HBase's shippedOps: distinct consecutive row keys per entry, summed (``nbRowKeys``)."""
-    return sum(e.rows for e in entries)

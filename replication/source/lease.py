@@ -22,17 +22,13 @@ from replication.zk.layout import ZNodePaths
 DEFAULT_LEASE_MS = 15 * 60 * 1000
 
 
-def lease_path(paths: ZNodePaths, peer_id: str) -> str:
-    return f"{paths.replication}/hbrep-leases/{peer_id}"
-
-
 def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
 def acquire(zk: KazooClient, paths: ZNodePaths, peer_id: str, owner: str, ttl_ms: int = DEFAULT_LEASE_MS) -> bool:
     """Take the peer's lease for ``owner``; True if held now (new, renewed, or taken over when expired)."""
-    path = lease_path(paths, peer_id)
+    path = paths.lease(peer_id)
     data = json.dumps({"owner": owner, "expires_ms": _now_ms() + ttl_ms}).encode()
     try:
         zk.create(path, data, acl=acl_for(zk), makepath=True)  # creator-only under --zk-auth
@@ -55,7 +51,7 @@ def acquire(zk: KazooClient, paths: ZNodePaths, peer_id: str, owner: str, ttl_ms
 
 def release(zk: KazooClient, paths: ZNodePaths, peer_id: str, owner: str) -> bool:
     """Drop the lease if ``owner`` holds it; True if it was released."""
-    path = lease_path(paths, peer_id)
+    path = paths.lease(peer_id)
     try:
         raw, stat = zk.get(path)
     except NoNodeError:
@@ -72,7 +68,7 @@ def release(zk: KazooClient, paths: ZNodePaths, peer_id: str, owner: str) -> boo
 def holder(zk: KazooClient, paths: ZNodePaths, peer_id: str) -> dict | None:
     """Who holds the peer's lease and until when (None when free)."""
     try:
-        raw, _ = zk.get(lease_path(paths, peer_id))
+        raw, _ = zk.get(paths.lease(peer_id))
     except NoNodeError:
         return None
     return _parse(raw)

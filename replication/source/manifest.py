@@ -11,8 +11,10 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
+from replication.config import Config
 from replication.fs import FileSystem, LocalFileSystem, get_filesystem
 
 
@@ -145,3 +147,21 @@ def read_text(location: str, fs: FileSystem | None = None) -> str:
     if fs is None:
         fs, location = get_filesystem(location)
     return fs.read_range(location, 0).decode("utf-8")
+
+
+def work_dir_for(conf: Config) -> Path:
+    """Where manifests and results go: ``hbrep.work.dir`` or ``<hbrep.state.dir>/cycles``."""
+    return Path(conf.get_str("hbrep.work.dir", os.path.join(conf.get_str("hbrep.state.dir"), "cycles")))
+
+
+def shared_work_dir(conf: Config, root: str) -> Path:
+    """Where cycles run by workers of other machines put their files: ``hbrep.work.dir``, else
+    ``<root>/.hbrep/airflow-cycles`` on the cluster's own filesystem root (the Airflow hook's choice)."""
+    if "hbrep.work.dir" in conf:
+        return Path(conf.get_str("hbrep.work.dir"))
+    return Path(root) / ".hbrep" / "airflow-cycles"
+
+
+def result_path_for(manifest_path: str) -> str:
+    """The ship result file of a manifest: ``result.json`` beside it."""
+    return str(Path(manifest_path).with_name("result.json"))

@@ -5,21 +5,7 @@ from __future__ import annotations
 import threading
 from collections import Counter
 
-# The counters a ship task reports, by their HBase suffix (``source.<queueId>.<suffix>``).
-COUNTERS = (
-    "logEditsRead",
-    "logEditsFiltered",
-    "logReadInBytes",
-    "shippedBatches",
-    "failedBatches",
-    "shippedOps",
-    "shippedBytes",
-    "completedLogs",
-    "completedRecoverQueues",
-    "uncleanlyClosedLogs",
-    "ignoredUncleanlyClosedLogContentsInBytes",
-    "restartedLogReading",
-)
+from replication.metrics import COUNTERS
 
 
 class SourceMetrics:

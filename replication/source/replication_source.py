@@ -17,11 +17,12 @@ from contextlib import suppress
 from replication.config import Config
 from replication.errors import HbrepError
 from replication.fs import get_filesystem
-from replication.source.endpoint import ReplicationEndpoint, ReplicationSourceShipper, ShipFailed
+from replication.source.endpoint import ReplicationEndpoint, ShipFailed
 from replication.source.filters import EntryFilter
 from replication.source.manifest import Manifest, PeerTask, QueueResult, QueueTask, WalProgress
 from replication.source.metrics import SourceMetrics
 from replication.source.read_ahead import ReadAhead
+from replication.source.shipper import ReplicationSourceShipper
 from replication.source.sink_manager import ReplicationSinkManager
 from replication.source.throttler import ReplicationThrottler
 from replication.source.wal_reader import ReplicationSourceWALReader, WALMissing, ZeroLengthWAL

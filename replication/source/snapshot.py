@@ -13,12 +13,12 @@ import base64
 import logging
 import time
 import uuid
-from dataclasses import dataclass
 
 from kazoo.client import KazooClient
 
+from replication.cluster.source_cluster import SourceCluster
 from replication.config import Config
-from replication.fs import FileSystem, get_filesystem
+from replication.fs import FileSystem
 from replication.source.manifest import Manifest, PeerTask, QueueTask, WalTask
 from replication.source.wal_locator import WalLocator
 from replication.wal.names import wal_group_id, wal_start_timestamp
@@ -26,31 +26,10 @@ from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import ReplicationPeerStorage
 from replication.zk.queue_info import ReplicationQueueInfo
-from replication.zk.queue_storage import QueueSnapshot, ReplicationQueueStorage
+from replication.zk.queue_snapshot import QueueSnapshot, cycle_snapshot
+from replication.zk.queue_storage import ReplicationQueueStorage
 
 LOG = logging.getLogger(__name__)
-
-
-@dataclass
-class SourceCluster:
-    """The source cluster as a cycle sees it: key, layout, root and cluster id."""
-
-    key: ClusterKey
-    paths: ZNodePaths
-    root: str
-    cluster_id: uuid.UUID
-    fs: FileSystem
-
-
-def open_source(zk: KazooClient, key: ClusterKey, conf: Config) -> SourceCluster:
-    """Read the source's ClusterInfo (root) and cluster id; HbrepError when it is not an hbrep cluster."""
-    from replication.cluster.info import read_cluster_info
-    from replication.zk.cluster_id import read_cluster_id
-
-    paths = ZNodePaths(conf, parent=key.znode_parent)
-    info = read_cluster_info(zk, paths)
-    fs, root = get_filesystem(info.root)
-    return SourceCluster(key, paths, root, read_cluster_id(zk, paths), fs)
 
 
 def read_peer(peer_id: str, storage: ReplicationPeerStorage, conf: Config) -> PeerTask:
@@ -133,9 +112,7 @@ def build_manifest(
     peers_storage = ReplicationPeerStorage(zk, source.paths)
     selected = peer_ids if peer_ids is not None else peers_storage.list_peer_ids()
     peers = {pid: read_peer(pid, peers_storage, conf) for pid in selected if peers_storage.peer_exists(pid)}
-    if queue_snapshot is None:  # incremental: re-reads only the queues the journal names (zk/snapshot_cache.py)
-        from replication.zk.snapshot_cache import cycle_snapshot
-
+    if queue_snapshot is None:  # incremental: re-reads only the queues the journal names (zk/queue_snapshot.py)
         queue_snapshot = cycle_snapshot(
             ReplicationQueueStorage(zk, source.paths), source.fs, source.root, conf
         ).snapshot

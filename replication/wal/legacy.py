@@ -22,14 +22,12 @@ from __future__ import annotations
 import struct
 import uuid
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from replication.fs import FileSystem
 from replication.wal.cell_codec import CellCodecError, TruncatedCellError, cells_end
 from replication.wal.errors import CompressedWALNotSupported, CorruptWALError
-from replication.wal.model import WALKey
-
-if TYPE_CHECKING:
-    from replication.wal.reader import RawEntry, WALReader
+from replication.wal.model import RawEntry, WALKey
 
 HLOG_KEY_CLASS = "org.apache.hadoop.hbase.regionserver.wal.HLogKey"
 WAL_EDIT_CLASS = "org.apache.hadoop.hbase.regionserver.wal.WALEdit"
@@ -165,10 +163,23 @@ def parse_wal_edit(buf: bytes | memoryview, pos: int, end: int) -> tuple[int, in
     return count, start, stop, scopes
 
 
-def scan_sequence_file(reader: WALReader, key_filter: Callable[[WALKey], bool] | None) -> Iterator[RawEntry]:
-    """The records of a 0.94 HLog from ``reader.position`` as RawEntry (cells left encoded)."""
-    from replication.wal.reader import RawEntry
+class SequenceFileCursor(Protocol):
+    """What the scan reads and moves: the WAL's file and header, and the position it reached
+    (``WALReader`` is one)."""
 
+    fs: FileSystem
+    path: str
+    file_length: int
+    first_entry_offset: int
+    position: int
+
+    def finish(self, tail_start: int) -> None:
+        """The scan ended at ``tail_start`` (what is past it is a truncated tail, if any)."""
+        ...
+
+
+def scan_sequence_file(reader: SequenceFileCursor, key_filter: Callable[[WALKey], bool] | None) -> Iterator[RawEntry]:
+    """The records of a 0.94 HLog from ``reader.position`` as RawEntry (cells left encoded)."""
     data = reader.fs.read_range(reader.path, 0)
     view = memoryview(data)
     limit = min(len(data), reader.file_length)
@@ -201,7 +212,7 @@ def scan_sequence_file(reader: WALReader, key_filter: Callable[[WALKey], bool] |
             count, cstart, cend, scopes = parse_wal_edit(view, value_start, end)
             key.scopes = scopes
         except (_Short, TruncatedCellError):
-            reader._finish(pos)
+            reader.finish(pos)
             return
         except (ValueError, CellCodecError) as exc:
             raise CorruptWALError(f"{reader.path}: corrupt entry at offset {pos}: {exc}") from None
@@ -209,4 +220,4 @@ def scan_sequence_file(reader: WALReader, key_filter: Callable[[WALKey], bool] |
         if key_filter is None or key_filter(key):
             yield RawEntry(key, count, view[cstart:cend], pos, end)
         pos = end
-    reader._finish(pos)
+    reader.finish(pos)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 from enum import IntEnum
+from typing import NamedTuple
 
 
 class CellType(IntEnum):
@@ -95,3 +96,13 @@ class Entry:
 
     key: WALKey
     cells: list[Cell]
+
+
+class RawEntry(NamedTuple):
+    """An entry for the ship path: the key decoded, the cells still encoded (exactly as in the file)."""
+
+    key: WALKey
+    cell_count: int
+    cell_bytes: memoryview
+    start: int
+    end: int

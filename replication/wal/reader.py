@@ -33,7 +33,8 @@ from replication.proto import WAL_pb2
 from replication.wal.cell_codec import KEY_INFRASTRUCTURE_SIZE, CellCodecError, decode_cells, encode_cells
 from replication.wal.errors import CompressedWALNotSupported, CorruptWALError, WALError, WALNotFound
 from replication.wal.key_codec import KeyDecoder
-from replication.wal.model import Entry, WALKey
+from replication.wal.legacy import read_sequence_file_header, scan_sequence_file
+from replication.wal.model import Entry, RawEntry, WALKey
 from replication.wal.varint import decode_varint
 from replication.wal.writer import KNOWN_WRITER_CLASSES, PB_WAL_COMPLETE_MAGIC, PB_WAL_MAGIC, WAL_CELL_CODEC
 
@@ -60,16 +61,6 @@ class ReadEntry(NamedTuple):
     """A decoded entry and its byte range in the file."""
 
     entry: Entry
-    start: int
-    end: int
-
-
-class RawEntry(NamedTuple):
-    """An entry for the ship path: the key decoded, the cells still encoded (exactly as in the file)."""
-
-    key: WALKey
-    cell_count: int
-    cell_bytes: memoryview
     start: int
     end: int
 
@@ -122,8 +113,6 @@ class WALReader:
             self._open_protobuf(head)
             return "protobuf"
         if head.startswith(SEQUENCE_FILE_MAGIC):
-            from replication.wal.legacy import read_sequence_file_header
-
             self.sequence_file_metadata, self.first_entry_offset = read_sequence_file_header(head, self.path)
             self._set_start()
             return "sequencefile"
@@ -233,8 +222,6 @@ class WALReader:
         if self.format == "empty":
             return iter(())
         if self.format == "sequencefile":
-            from replication.wal.legacy import scan_sequence_file
-
             return scan_sequence_file(self, key_filter)
         if self.compressed:
             return self._scan_compressed(key_filter)
@@ -245,7 +232,9 @@ class WALReader:
         for read in self:
             yield read.entry
 
-    def _finish(self, tail_start: int) -> None:
+    def finish(self, tail_start: int) -> None:
+        """The scan ended at ``tail_start``: the position stays there, and when the WAL has no trailer
+        the bytes past it are its truncated tail (``truncated_tail_bytes``)."""
         self.position = tail_start
         self.truncated_tail_bytes = 0 if self.trailer_present else self.file_length - tail_start
 
@@ -254,7 +243,7 @@ class WALReader:
         path = self.path
         pos = self.position
         if pos >= stop:
-            self._finish(pos)
+            self.finish(pos)
             return
         stream: BinaryIO = self.fs.open_read(path, pos)
         try:
@@ -272,7 +261,7 @@ class WALReader:
                     break
                 if stop - at < 8 and base + n >= stop and TRAILER_TAIL.startswith(buf[off:]):
                     # A partial trailer (isWALTrailer): the writer died while closing. No entry is < 9 bytes.
-                    self._finish(at)
+                    self.finish(at)
                     return
                 # --- one entry: varint32 key length, WALKey, following_kv_count cells ---
                 entry_end = -1
@@ -326,12 +315,12 @@ class WALReader:
                     if base + n >= stop:
                         if self.trailer_present:
                             self._corrupt(at, f"entry runs into the trailer at {stop}")
-                        self._finish(at)
+                        self.finish(at)
                         return
                     rest = buf[off:]
                     more = stream.read(min(max(CHUNK, 2 * len(rest)), stop - base - n))
                     if not more:  # the file is shorter than its length said (truncated meanwhile)
-                        self._finish(at)
+                        self.finish(at)
                         return
                     base = at
                     buf = rest + more
@@ -343,7 +332,7 @@ class WALReader:
                 if key_filter is None or key_filter(key):
                     yield RawEntry(key, count, view[kend:entry_end], at, base + entry_end)
                 off = entry_end
-            self._finish(min(base + off, stop))
+            self.finish(min(base + off, stop))
         finally:
             stream.close()
 
@@ -398,7 +387,7 @@ class WALReader:
             self.position = pos
             if key_filter is None or key_filter(key):
                 yield RawEntry(key, count, memoryview(encode_cells(cells)), at, pos)
-        self._finish(pos)
+        self.finish(pos)
 
     def _corrupt(self, offset: int, why: str) -> None:
         raise CorruptWALError(f"{self.path}: corrupt entry at offset {offset}: {why}")

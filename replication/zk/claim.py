@@ -46,10 +46,10 @@ from kazoo.protocol.states import EventType
 from replication.errors import HbrepError
 from replication.zk import codec, journal
 from replication.zk.acl import acl_for, zk_access
-from replication.zk.layout import ZNodePaths
+from replication.zk.layout import ZNodePaths, is_queue_id
 from replication.zk.multi_read import Read, multi_read
 from replication.zk.queue_info import ReplicationQueueInfo, recovered_queue_id
-from replication.zk.queue_storage import delete_queue, is_queue_id, wal_sort_key
+from replication.zk.queue_storage import ReplicationQueueStorage, wal_sort_key
 
 log = logging.getLogger(__name__)
 
@@ -207,7 +207,7 @@ class _Claim:
             log.info("peer %s of queue %s no longer exists: deleting the queue", info.peer_id, old_queue)
             wals = self._read_wals(queue_id)
             self._check_lock()
-            delete_queue(self.zk, self.paths, self.dead, queue_id)
+            ReplicationQueueStorage(self.zk, self.paths).delete_queue(self.dead, queue_id)
             return ClaimedQueue(queue_id, None, info.peer_id, {w: codec.parse_position(d) for w, d in wals}, True)
         new_id = recovered_queue_id(queue_id, self.dead)
         result = ClaimedQueue(queue_id, new_id, info.peer_id)

@@ -4,7 +4,7 @@ HBase re-reads every queue of every replicator when it needs them; a batch ship 
 minute cannot afford that for 10,000 queues. So every hbrep writer of a queue (add WAL, set position,
 remove WALs or queues, claim moves, peer removal, the ship commit) adds, IN THE SAME MULTI as its
 change, one PERSISTENT_SEQUENTIAL entry naming what it changed. A reader that remembers the highest
-sequence it has seen re-reads only the queues named by newer entries (:mod:`snapshot_cache`).
+sequence it has seen re-reads only the queues named by newer entries (:mod:`queue_snapshot`).
 
 Entry data (UTF-8 lines): ``rs <delta>`` first when the change added/removed children of the queues
 root (replicator nodes, the claim's ``cversion_*`` markers), so a reader can tell whether the root's
@@ -14,7 +14,7 @@ cversion moved only by journaled changes; then one ``<server>/<queueId>`` per ch
 Trimming: :func:`trim` deletes the oldest entries once there are more than ``2 * keep`` (down to
 ``keep``), and in the SAME multi records the highest deleted sequence as the journal node's data. A
 reader lists the entries first and reads that mark second; if the mark is past the sequence it last
-saw, entries it never read are gone and it falls back to a full read (see snapshot_cache).
+saw, entries it never read are gone and it falls back to a full read (see queue_snapshot).
 """
 
 from __future__ import annotations
@@ -27,22 +27,21 @@ from kazoo.client import KazooClient, TransactionRequest
 from kazoo.exceptions import NodeExistsError, NoNodeError
 
 from replication.zk.acl import acl_for
+from replication.zk.layout import JOURNAL_ENTRY_PREFIX as ENTRY_PREFIX
 from replication.zk.layout import ZNodePaths
 
-JOURNAL = "hbrep-journal"
-ENTRY_PREFIX = "q-"
 DEFAULT_KEEP = 5_000
 _DELETES_PER_MULTI = 2_000  # ~100 bytes per delete op: ~200 KB, far below jute.maxbuffer
 
 
 def journal_root(paths: ZNodePaths) -> str:
     """``<parent>/replication/hbrep-journal``."""
-    return f"{paths.replication}/{JOURNAL}"
+    return paths.journal
 
 
 def entry_prefix(paths: ZNodePaths) -> str:
     """The path a sequential entry is created at (ZooKeeper appends the 10-digit sequence)."""
-    return f"{journal_root(paths)}/{ENTRY_PREFIX}"
+    return paths.journal_entry_prefix()
 
 
 def entry_seq(name: str) -> int | None:
@@ -145,7 +144,7 @@ def trim(zk: KazooClient, paths: ZNodePaths, names: list[str], keep: int = DEFAU
         tx = zk.transaction()
         tx.set_data(root, str(chunk[-1][0]).encode("ascii"), version=stat.version)
         for _, name in chunk:
-            tx.delete(f"{root}/{name}")
+            tx.delete(paths.journal_entry(name))
         if any(isinstance(r, Exception) for r in tx.commit()):
             return deleted  # another trimmer is at work; it finishes the job
         deleted += len(chunk)

@@ -1,4 +1,8 @@
-"""Znode paths of one cluster, from the HBase config keys (``ZNodePaths``, ``ZKReplicationStorageBase``)."""
+"""Every znode path of one cluster, in one place (``ZNodePaths``, ``ZKReplicationStorageBase``).
+
+HBase's own paths come from its config keys; hbrep's own znodes (cluster info, ship leases, dead-server
+marks, the queue change journal) sit beside them, and every module asks this class for them.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +10,36 @@ from replication.config import Config
 
 LOCK = "lock"  # the claim lock child of a replicator node (1.x ReplicationQueuesZKImpl.RS_LOCK_ZNODE)
 CVERSION_PREFIX = "cversion_"  # transient child of the queues root, bumps its cversion (spec §3.4)
+# hbrep's own znodes (HBase has none of these)
+CLUSTER_INFO = "hbrep-cluster"  # under the parent: the cluster's name, root and parent (cluster/info.py)
+LEASES = "hbrep-leases"  # under replication: one ship lease per peer (source/lease.py)
+DEAD_SERVERS = "hbrep-dead"  # under replication: when each dead server was first seen (failover.py)
+JOURNAL = "hbrep-journal"  # under replication: the queue change journal (zk/journal.py)
+JOURNAL_ENTRY_PREFIX = "q-"  # a journal entry's name before the 10-digit sequence
 
 
 def _join(parent: str, child: str) -> str:
     return (parent.rstrip("/") + "/" + child) if parent != "/" else "/" + child
 
 
+def is_queue_id(name: str) -> bool:
+    """False for the children of a replicator that are not queues (the claim ``lock``)."""
+    return name != LOCK
+
+
+def is_replicator(name: str) -> bool:
+    """False for the transient ``cversion_*`` children of the queues root."""
+    return not name.startswith(CVERSION_PREFIX)
+
+
+def cluster_info_path(parent: str) -> str:
+    """``<parent>/hbrep-cluster`` for a bare znode parent (before any configuration is read)."""
+    return _join(parent, CLUSTER_INFO)
+
+
 class ZNodePaths:
-    """Absolute znode paths: ``parent``, ``hbaseid``, ``rs``, ``replication``, ``peers``, ``queues``."""
+    """Absolute znode paths: ``parent``, ``hbaseid``, ``rs``, ``replication``, ``peers``, ``queues``, and
+    hbrep's own ``cluster_info``, ``leases``, ``dead_servers`` and ``journal``."""
 
     def __init__(self, conf: Config | None = None, parent: str | None = None):
         conf = conf if conf is not None else Config.load(env={})
@@ -25,6 +51,10 @@ class ZNodePaths:
         self.peer_state_name = conf.get_str("zookeeper.znode.replication.peers.state")
         self.queues = _join(self.replication, conf.get_str("zookeeper.znode.replication.rs"))
         self.hfile_refs = _join(self.replication, conf.get_str("zookeeper.znode.replication.hfile.refs"))
+        self.cluster_info = cluster_info_path(self.parent)
+        self.leases = _join(self.replication, LEASES)
+        self.dead_servers = _join(self.replication, DEAD_SERVERS)
+        self.journal = _join(self.replication, JOURNAL)
 
     def live_server(self, server: str) -> str:
         """``<parent>/rs/<server>``: the ephemeral znode of a live region server."""
@@ -57,6 +87,26 @@ class ZNodePaths:
     def cversion_marker(self, new_queue_id: str) -> str:
         """``<parent>/replication/rs/cversion_<newQueueId>`` (created and deleted inside a claim multi)."""
         return _join(self.queues, CVERSION_PREFIX + new_queue_id)
+
+    def hfile_refs_of(self, peer_id: str) -> str:
+        """``<parent>/replication/hfile-refs/<peerId>``."""
+        return _join(self.hfile_refs, peer_id)
+
+    def lease(self, peer_id: str) -> str:
+        """``<parent>/replication/hbrep-leases/<peerId>``: the ship lease of one peer."""
+        return _join(self.leases, peer_id)
+
+    def dead_server(self, server: str) -> str:
+        """``<parent>/replication/hbrep-dead/<server>``: when failover first saw that server dead."""
+        return _join(self.dead_servers, server)
+
+    def journal_entry(self, name: str) -> str:
+        """``<parent>/replication/hbrep-journal/<name>``: one journal entry (``q-0000000042``)."""
+        return _join(self.journal, name)
+
+    def journal_entry_prefix(self) -> str:
+        """``<parent>/replication/hbrep-journal/q-``: where a sequential journal entry is created."""
+        return _join(self.journal, JOURNAL_ENTRY_PREFIX)
 
     def __repr__(self) -> str:
         return f"ZNodePaths(parent={self.parent!r})"

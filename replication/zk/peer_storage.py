@@ -20,7 +20,7 @@ from replication.zk.acl import acl_for, zk_access
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
 from replication.zk.queue_info import ReplicationQueueInfo
-from replication.zk.queue_storage import delete_queue
+from replication.zk.queue_storage import ReplicationQueueStorage
 
 DEFAULT_NAMESPACE = "default"
 _PEER_ID = re.compile(r"[^\s/\-]+")
@@ -258,10 +258,11 @@ class ReplicationPeerStorage:
             if not self.zk.exists(self.paths.peer(peer_id)):
                 raise PeerNotFound(f"peer {peer_id} does not exist")
             self.zk.delete(self.paths.peer(peer_id), recursive=True)
+            queues = ReplicationQueueStorage(self.zk, self.paths)
             for server, queue_id in self._queues_of(peer_id):
-                delete_queue(self.zk, self.paths, server, queue_id)  # journaled (journal.py)
+                queues.delete_queue(server, queue_id)  # journaled (journal.py)
             with contextlib.suppress(NoNodeError):
-                self.zk.delete(f"{self.paths.hfile_refs}/{peer_id}", recursive=True)
+                self.zk.delete(self.paths.hfile_refs_of(peer_id), recursive=True)
 
     def set_peer_state(self, peer_id: str, enabled: bool) -> None:
         """Write ENABLED/DISABLED to the peer-state znode (PeerNotFound when there is no such peer)."""

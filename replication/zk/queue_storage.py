@@ -7,18 +7,16 @@ the tree at a time, so 100k znodes take ~50 requests and no response nears ``jut
 single queue would need ~15k WALs before its child list nears 1 MB).
 
 Every change is one multi that also writes a change-journal entry (journal.py), so snapshots can be
-incremental (snapshot_cache.py). HBase has no journal; its znodes and values are unchanged by it.
+incremental (queue_snapshot.py). HBase has no journal; its znodes and values are unchanged by it.
 """
 
 from __future__ import annotations
 
 import logging
-from collections import deque
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from collections.abc import Mapping
+from typing import Any
 
-from kazoo.client import KazooClient
+from kazoo.client import KazooClient, TransactionRequest
 from kazoo.exceptions import (
     NoAuthError,
     NodeExistsError,
@@ -28,104 +26,22 @@ from kazoo.exceptions import (
     RuntimeInconsistency,
 )
 
-from replication.errors import HbrepError
 from replication.zk import codec, journal
 from replication.zk.acl import acl_for, zk_access
-from replication.zk.layout import CVERSION_PREFIX, LOCK, ZNodePaths
+from replication.zk.errors import QueueStorageError, checked
+from replication.zk.layout import ZNodePaths, is_queue_id, is_replicator
 from replication.zk.multi_read import Read, multi_read
+from replication.zk.queue_snapshot import QueueSnapshot, QueueState, WALState
 
 log = logging.getLogger(__name__)
 
-PIPELINE_WINDOW = 2000  # requests in flight at once
 _DELETES_PER_MULTI = 1000  # ~150 bytes per delete op: ~150 KB per multi, far below jute.maxbuffer
-
-
-class QueueStorageError(HbrepError):
-    """A queue operation could not be done (the message names the znode)."""
 
 
 def wal_sort_key(wal: str) -> tuple[int, str]:
     """Order WALs as HBase does: by the start timestamp after the last '.', then by name."""
     tail = wal.rsplit(".", 1)[-1]
     return (int(tail), wal) if tail.isdigit() else (0, wal)
-
-
-def pipelined(calls: Iterable[Callable[[], Any]], window: int = PIPELINE_WINDOW) -> list[Any]:
-    """Run async ZooKeeper calls with up to ``window`` in flight; results (or exceptions) in order."""
-    results: list[Any] = []
-    pending: deque[Any] = deque()
-
-    def drain(keep: int) -> None:
-        while len(pending) > keep:
-            request = pending.popleft()
-            try:
-                results.append(request.get())
-            except Exception as exc:
-                results.append(exc)
-
-    for call in calls:
-        pending.append(call())
-        if len(pending) >= window:
-            drain(window // 2)
-    drain(0)
-    return results
-
-
-def is_queue_id(name: str) -> bool:
-    """False for the children of a replicator that are not queues (the claim ``lock``)."""
-    return name != LOCK
-
-
-def is_replicator(name: str) -> bool:
-    """False for the transient ``cversion_*`` children of the queues root."""
-    return not name.startswith(CVERSION_PREFIX)
-
-
-class WALState(NamedTuple):
-    """One WAL of a queue: its position and the znode version (for guarded updates).
-
-    A NamedTuple, not a dataclass: snapshots hold one per WAL (100k+), and the cache file
-    (snapshot_cache.py) serializes and rebuilds them without per-object Python code.
-    """
-
-    position: int
-    version: int
-
-
-@dataclass
-class QueueState:
-    """One queue: its znode version/cversion and its WALs (ordered oldest first)."""
-
-    server: str
-    queue_id: str
-    version: int
-    cversion: int
-    wals: dict[str, WALState] = field(default_factory=dict)
-
-
-@dataclass
-class QueueSnapshot:
-    """Every replicator → queue → WAL → (position, version), and the cversion of the queues root."""
-
-    rs_cversion: int
-    replicators: dict[str, dict[str, QueueState]] = field(default_factory=dict)
-
-    def queues(self) -> Iterator[QueueState]:
-        """Every queue of every replicator, replicators and queue ids sorted."""
-        for server in sorted(self.replicators):
-            for queue_id in sorted(self.replicators[server]):
-                yield self.replicators[server][queue_id]
-
-    def all_wals(self) -> set[str]:
-        """Names of every WAL in any queue."""
-        return {wal for queue in self.queues() for wal in queue.wals}
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON shape: {server: {queue_id: {wal: position}}}."""
-        return {
-            server: {q: {w: s.position for w, s in queue.wals.items()} for q, queue in queues.items()}
-            for server, queues in self.replicators.items()
-        }
 
 
 class ReplicationQueueStorage:
@@ -191,6 +107,43 @@ class ReplicationQueueStorage:
             if error is not None:
                 _raise(error, path)
 
+    def set_wal_positions(
+        self,
+        server: str,
+        queue_id: str,
+        positions: Mapping[str, tuple[int, int]],
+        finished: Mapping[str, int],
+        remove_queue: bool = False,
+    ) -> str | None:
+        """Record one queue's progress in ONE multi guarded by the znode versions a snapshot saw.
+
+        ``positions``: WAL -> (new position, version seen); ``finished``: WAL -> version seen, deleted;
+        ``remove_queue``: the queue itself is deleted too (a drained recovered queue). The multi also
+        carries the journal entry naming the queue. Returns None when applied, else why ZooKeeper
+        refused it (a version moved: the queue was claimed by failover or committed already), in
+        which case nothing was written. As ``ZKReplicationQueueStorage.setWALPosition``, which builds
+        its own multi of the position and the serial peers' last pushed sequence ids.
+
+        A connection loss is retried with a fresh multi (kazoo's retry policy): if the lost attempt had
+        been applied, the versions no longer match and the retry fails as a whole, a no-op.
+        """
+        paths = self.paths
+
+        def build(tx: TransactionRequest) -> None:
+            for wal, version in finished.items():
+                tx.delete(paths.wal(server, queue_id, wal), version=version)
+            for wal, (position, version) in positions.items():
+                tx.set_data(paths.wal(server, queue_id, wal), codec.position_to_bytes(position), version=version)
+            if remove_queue:
+                tx.delete(paths.queue(server, queue_id))
+
+        outcome = self.zk.retry(journal.commit, self.zk, paths, build, [journal.queue_ref(server, queue_id)])
+        failures = [o for o in outcome if isinstance(o, Exception)]
+        if not failures:
+            return None
+        real = [f for f in failures if type(f).__name__ != "RolledBackError"]
+        return type(real[0]).__name__ if real else "rolled back"
+
     def get_wal_position(self, server: str, queue_id: str, wal: str) -> int:
         """The recorded position (0 for an empty znode); QueueStorageError when the WAL is not queued."""
         path = self.paths.wal(server, queue_id, wal)
@@ -228,7 +181,7 @@ class ReplicationQueueStorage:
     def remove_queue(self, server: str, queue_id: str) -> None:
         """Delete the queue and its WALs (journaled chunks; no error when it is already gone)."""
         with zk_access(self.paths.queue(server, queue_id)):
-            delete_queue(self.zk, self.paths, server, queue_id)
+            self.delete_queue(server, queue_id)
 
     def remove_wal(self, server: str, queue_id: str, wal: str) -> None:
         """Delete one WAL znode (NoNode ignored, as ``removeWAL``)."""
@@ -248,7 +201,7 @@ class ReplicationQueueStorage:
             w for w in self.get_wals_in_queue(server, queue_id) if wal_sort_key(w) < limit or (inclusive and w == wal)
         ]
         with zk_access(self.paths.queue(server, queue_id)):
-            _delete_wals(self.zk, self.paths, server, queue_id, doomed)
+            self.delete_wals(server, queue_id, doomed)
         return doomed
 
     def remove_replicator_if_queue_is_empty(self, server: str) -> bool:
@@ -266,45 +219,98 @@ class ReplicationQueueStorage:
         _raise(error, path)
         return False
 
+    # -- bulk deletes (journaled chunks far below jute.maxbuffer) ------------------------------
+    def delete_queue(self, server: str, queue_id: str) -> list[str]:
+        """Delete a queue and its WALs, each multi journaled; returns the WALs deleted ([] when gone).
+
+        WALs go in chunks far below ``jute.maxbuffer``, then the empty queue node; a WAL added meanwhile
+        (NotEmpty) is deleted in another round.
+        """
+        zk, paths = self.zk, self.paths
+        queue_path = paths.queue(server, queue_id)
+        removed: list[str] = []
+        for _ in range(20):
+            try:
+                wals = zk.get_children(queue_path)
+            except NoNodeError:
+                return removed
+            self.delete_wals(server, queue_id, wals)
+            removed.extend(wals)
+            outcome = journal.commit(zk, paths, lambda tx: tx.delete(queue_path), [journal.queue_ref(server, queue_id)])
+            error = _first_error(outcome)
+            if error is None or isinstance(error, NoNodeError):
+                return removed
+            if not isinstance(error, NotEmptyError):
+                _raise(error, queue_path)
+        raise QueueStorageError(f"cannot delete {queue_path}: WALs kept appearing")
+
+    def delete_wals(self, server: str, queue_id: str, wals: list[str]) -> None:
+        """Delete these WAL znodes in journaled multis (a WAL already gone is re-tried without it)."""
+        zk, paths = self.zk, self.paths
+        ref = [journal.queue_ref(server, queue_id)]
+        remaining = list(wals)
+        for _ in range(20):
+            if not remaining:
+                return
+            failed: list[str] = []
+            for start in range(0, len(remaining), _DELETES_PER_MULTI):
+                chunk = remaining[start : start + _DELETES_PER_MULTI]
+                outcome = journal.commit(
+                    zk, paths, lambda tx, chunk=chunk: [tx.delete(paths.wal(server, queue_id, w)) for w in chunk], ref
+                )
+                error = _first_error(outcome)
+                if error is None:
+                    continue
+                if not isinstance(error, NoNodeError):
+                    _raise(error, paths.queue(server, queue_id))
+                failed.extend(chunk)
+            if not failed:
+                return
+            # some WAL of those chunks was gone already: keep only those still present
+            present = (
+                set(zk.get_children(paths.queue(server, queue_id)))
+                if zk.exists(paths.queue(server, queue_id))
+                else set()
+            )
+            remaining = [w for w in failed if w in present]
+        raise QueueStorageError(f"removing WALs of {paths.queue(server, queue_id)}: they kept changing")
+
     # -- whole tree ----------------------------------------------------------------------------
     def get_all_wals(self, max_retries: int = 100) -> set[str]:
         """Every queued WAL name, consistent against claims: retried while the rs cversion moves (§3.6)."""
         with zk_access(self.paths.queues):
             for _ in range(max_retries):
-                before = self._rs_cversion()
+                before = self.rs_cversion()
                 if before is None:
                     return set()
                 wals = {w for queue in self._list_tree(with_data=False)[1] for w in queue.wals}
-                if self._rs_cversion() == before:
+                if self.rs_cversion() == before:
                     return wals
                 log.info("queues root cversion changed while listing WALs; retrying")
         raise QueueStorageError(f"{self.paths.queues} kept changing over {max_retries} listings of every WAL")
 
-    def snapshot(self, cache: Any = None) -> QueueSnapshot:
+    def snapshot(self) -> QueueSnapshot:
         """Every replicator → queue → WAL → (position, version), read with batched ``multiRead``s.
 
-        Consistent against claims in flight: repeated while the queues root's cversion moves. With
-        ``cache`` (a :class:`replication.zk.snapshot_cache.SnapshotCache`), only the queues named by
-        newer journal entries are re-read (see snapshot_cache); the result is the same tree.
+        Consistent against claims in flight: repeated while the queues root's cversion moves.
+        :func:`replication.zk.queue_snapshot.incremental_snapshot` gives the same tree reading only
+        the queues named by newer journal entries.
         """
-        if cache is not None:
-            from replication.zk.snapshot_cache import incremental_snapshot
-
-            return incremental_snapshot(self, cache).snapshot
         with zk_access(self.paths.queues):
             for _ in range(100):
-                before = self._rs_cversion()
+                before = self.rs_cversion()
                 if before is None:
                     return QueueSnapshot(rs_cversion=-1)
                 servers, queues = self._list_tree(with_data=True)
                 snap = QueueSnapshot(rs_cversion=before, replicators={server: {} for server in servers})
                 for queue in queues:
                     snap.replicators.setdefault(queue.server, {})[queue.queue_id] = queue
-                if self._rs_cversion() == before:
+                if self.rs_cversion() == before:
                     return snap
         raise QueueStorageError(f"{self.paths.queues} kept changing during 100 snapshots")
 
-    def _rs_cversion(self) -> int | None:
+    def rs_cversion(self) -> int | None:
+        """The queues root's cversion (None when there is no queues root): it moves with every claim."""
         stat = self.zk.exists(self.paths.queues)
         return None if stat is None else stat.cversion
 
@@ -326,7 +332,7 @@ class ReplicationQueueStorage:
             if isinstance(children, NoNodeError):
                 out[server] = None
             else:
-                out[server] = sorted(filter(is_queue_id, _ok(children, paths.replicator(server))))
+                out[server] = sorted(filter(is_queue_id, checked(children, paths.replicator(server))))
         return out
 
     def read_queues(self, pairs: list[tuple[str, str]], with_data: bool = True) -> list[QueueState]:
@@ -350,9 +356,9 @@ class ReplicationQueueStorage:
             if isinstance(head, NoNodeError) or isinstance(children, NoNodeError):
                 continue  # claimed or removed meanwhile; the cversion check repeats the listing
             queue_path = paths.queue(server, queue_id)
-            _, stat = _ok(head, queue_path)
+            _, stat = checked(head, queue_path)
             queue = QueueState(server, queue_id, stat.version, stat.cversion)
-            for wal in sorted(_ok(children, queue_path), key=wal_sort_key):
+            for wal in sorted(checked(children, queue_path), key=wal_sort_key):
                 queue.wals[wal] = WALState(0, -1)
             queues.append(queue)
         if with_data:
@@ -362,62 +368,9 @@ class ReplicationQueueStorage:
                 if isinstance(result, NoNodeError):
                     del queue.wals[wal]  # removed meanwhile (finished WAL)
                     continue
-                data, stat = _ok(result, path)
+                data, stat = checked(result, path)
                 queue.wals[wal] = WALState(codec.parse_position(data, path), stat.version)
         return queues
-
-
-def delete_queue(zk: KazooClient, paths: ZNodePaths, server: str, queue_id: str) -> list[str]:
-    """Delete a queue and its WALs, each multi journaled; returns the WALs deleted ([] when gone).
-
-    WALs go in chunks far below ``jute.maxbuffer``, then the empty queue node; a WAL added meanwhile
-    (NotEmpty) is deleted in another round.
-    """
-    queue_path = paths.queue(server, queue_id)
-    removed: list[str] = []
-    for _ in range(20):
-        try:
-            wals = zk.get_children(queue_path)
-        except NoNodeError:
-            return removed
-        _delete_wals(zk, paths, server, queue_id, wals)
-        removed.extend(wals)
-        outcome = journal.commit(zk, paths, lambda tx: tx.delete(queue_path), [journal.queue_ref(server, queue_id)])
-        error = _first_error(outcome)
-        if error is None or isinstance(error, NoNodeError):
-            return removed
-        if not isinstance(error, NotEmptyError):
-            _raise(error, queue_path)
-    raise QueueStorageError(f"cannot delete {queue_path}: WALs kept appearing")
-
-
-def _delete_wals(zk: KazooClient, paths: ZNodePaths, server: str, queue_id: str, wals: list[str]) -> None:
-    """Delete these WAL znodes in journaled multis (a WAL already gone is re-tried without it)."""
-    ref = [journal.queue_ref(server, queue_id)]
-    remaining = list(wals)
-    for _ in range(20):
-        if not remaining:
-            return
-        failed: list[str] = []
-        for start in range(0, len(remaining), _DELETES_PER_MULTI):
-            chunk = remaining[start : start + _DELETES_PER_MULTI]
-            outcome = journal.commit(
-                zk, paths, lambda tx, chunk=chunk: [tx.delete(paths.wal(server, queue_id, w)) for w in chunk], ref
-            )
-            error = _first_error(outcome)
-            if error is None:
-                continue
-            if not isinstance(error, NoNodeError):
-                _raise(error, paths.queue(server, queue_id))
-            failed.extend(chunk)
-        if not failed:
-            return
-        # some WAL of those chunks was gone already: keep only those still present
-        present = (
-            set(zk.get_children(paths.queue(server, queue_id))) if zk.exists(paths.queue(server, queue_id)) else set()
-        )
-        remaining = [w for w in failed if w in present]
-    raise QueueStorageError(f"removing WALs of {paths.queue(server, queue_id)}: they kept changing")
 
 
 def _first_error(outcome: list[Any]) -> Exception | None:
@@ -432,11 +385,3 @@ def _raise(error: Exception, path: str) -> None:
     if isinstance(error, NoAuthError):
         raise error
     raise QueueStorageError(f"ZooKeeper refused a change of {path}: {type(error).__name__}")
-
-
-def _ok(result: Any, path: str) -> Any:
-    if isinstance(result, Exception):
-        if type(result).__name__ == "NoAuthError":
-            raise result
-        raise QueueStorageError(f"reading {path}: {type(result).__name__}")
-    return result

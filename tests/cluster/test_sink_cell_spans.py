@@ -7,7 +7,7 @@ import struct
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from replication.cluster.regions import owner_of
+from replication.cluster.region_routing import owner_of
 from replication.cluster.sink import _Encoded, canonical_spans, split_by_owner
 from replication.wal.cell_codec import decode_cells, encode_cell, encode_cells
 from replication.wal.model import Cell, CellType

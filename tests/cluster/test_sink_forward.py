@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 
-from replication.cluster.regions import owner_of
+from replication.cluster.region_routing import owner_of
 from replication.cluster.sink_client import build_request
 from replication.fs import LocalFileSystem
 from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry

@@ -17,7 +17,11 @@ def _dag(dag_id: str):
     bag = DagBag(dag_folder=str(airflow_env.DAGS / f"{dag_id}.py"), safe_mode=False)
     assert bag.import_errors == {}
     dag = bag.dags[dag_id]
-    dag.deadline = None  # Airflow 3.3.2 dag.test() cannot finish runs of DAGs with deadlines (test_ship_dag.py)
+    if dag.deadline:
+        # Only hbrep_ship has one. Airflow 3.3.2's dag.test() cannot finish a run of a DAG with a deadline
+        # (DagRun.update_state: "'dict' object has no attribute 'hex'"); the scheduler runs it, and
+        # tests/scheduler/test_ship_deadline.py tests it there.
+        dag.deadline = None
     return dag
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from datetime import timedelta
 
 import pytest
 
@@ -75,6 +76,11 @@ def test_chore_and_verify_dag_schedules(dagbag):
     cleaner = dagbag.dags["hbrep_log_cleaner"]
     verify = dagbag.dags["hbrep_verify"]
     assert failover.timetable.expression == "* * * * *"
-    assert cleaner.timetable.expression == "*/10 * * * *"
+    # the cleaner runs every hbase.master.cleaner.interval (600000 ms by default), as HMaster's chore
+    assert type(cleaner.timetable).__name__ == "DeltaTriggerTimetable"
+    assert cleaner.timetable.delta == timedelta(minutes=10)
+    # verify needs data intervals: a daily run covers [its logical date, + 1 day)
+    assert type(verify.timetable).__name__ == "CronDataIntervalTimetable"
+    assert verify.timetable.expression == "0 0 * * *"
     assert verify.catchup is True
     assert set(verify.params.keys()) == {"peer", "table", "start", "end", "families"}

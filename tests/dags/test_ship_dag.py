@@ -17,7 +17,8 @@ def _ship_dag():
     dag = bag.dags["hbrep_ship"]
     # Airflow 3.3.2's dag.test() cannot finish a run of a DAG with a deadline: DagRun.update_state looks
     # the alerts up by id but gets the serialized alert dicts (StatementError "'dict' object has no
-    # attribute 'hex'"). The deadline itself is checked in test_dag_import.py; the run is tested without it.
+    # attribute 'hex'"). The deadline's wiring is checked in test_dag_import.py and the alert firing under
+    # the real scheduler in tests/scheduler/test_ship_deadline.py; here the run is tested without it.
     dag.deadline = None
     return dag
 

@@ -38,6 +38,7 @@ def test_verify_dag_run_with_params(airflow_db, replication_pair, spark):
 
     from replication.config import Config
     from replication.fs import get_filesystem
+    from replication.jobs.launch import runner_for
     from replication.metrics import MetricsStore
     from replication.source.cycle import run_cycle
     from replication.wal.model import Cell, CellType
@@ -49,7 +50,8 @@ def test_verify_dag_run_with_params(airflow_db, replication_pair, spark):
         client.batch("t", [Cell(f"r{i}".encode(), b"f", b"q", 1000 + i, CellType.PUT, b"v") for i in range(30)])
     key = ClusterKey.parse(replication_pair.source_key)
     with connected(key) as zk:
-        run_cycle(zk, key, Config.load(env={}), spark=spark)
+        conf = Config.load(env={})
+        run_cycle(zk, key, conf, runner=runner_for(conf, spark))
     for cluster in (replication_pair.source, replication_pair.peer):
         with cluster.client() as client:
             client.flush("t")

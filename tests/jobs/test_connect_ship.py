@@ -21,8 +21,8 @@ from replication.jobs.connect import (
 )
 from replication.jobs.ship_frame import run_ship_frame_job
 from replication.net import free_port
-from replication.source.cycle import commit_step, result_path_for, snapshot_step
-from replication.source.manifest import Manifest, read_text, write_text
+from replication.source.cycle import commit_step, snapshot_step
+from replication.source.manifest import Manifest, read_text, result_path_for, write_text
 from replication.wal.model import Cell, CellType
 from replication.zk.client import connected
 

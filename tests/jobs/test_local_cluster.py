@@ -19,6 +19,7 @@ import pytest
 
 from replication.config import Config
 from replication.fs import get_filesystem
+from replication.jobs.launch import runner_for
 from replication.source.cycle import commit_step, ship_step, snapshot_step
 from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
 from replication.tables.spark_views import scan
@@ -87,7 +88,8 @@ def test_ship_and_verify_jobs_under_local_cluster(clusters, spark, tmp_path):
         with connected(source_key) as zk:
             outcome = snapshot_step(zk, source_key, conf, owner="local-cluster-test")
         assert outcome.queues >= 2  # one queue per source region server: two tasks for two executors
-        result = ship_step(outcome.manifest_path, conf)  # spark-submit --master local-cluster[2,1,1024]
+        # spark-submit --master local-cluster[2,1,1024]
+        result = ship_step(outcome.manifest_path, conf, runner=runner_for(conf))
         assert [q.status for q in result.queues] == ["ok"] * outcome.queues
         with connected(source_key) as zk:
             report = commit_step(zk, source_key, conf, outcome.manifest_path, owner="local-cluster-test")

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from replication.cluster.embedded import EmbeddedCluster, start_cluster
 from replication.config import Config
 from replication.fs import get_filesystem
+from replication.jobs.launch import runner_for
 from replication.source.cycle import CycleReport, run_cycle
 from replication.source.filters import table_name_str
 from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
@@ -116,7 +117,8 @@ def set_peer_state(source: EmbeddedCluster, peer_id: str, enabled: bool) -> None
 def cycle(source: EmbeddedCluster, spark, conf: Config | None = None, **kwargs) -> CycleReport:  # type: ignore[no-untyped-def]
     """One ship cycle of ``source`` (snapshot → ship in the given Spark session → commit)."""
     with connected(key_of(source)) as zk:
-        return run_cycle(zk, key_of(source), conf or source.conf, spark=spark, **kwargs)
+        conf = conf or source.conf
+        return run_cycle(zk, key_of(source), conf, runner=runner_for(conf, spark), **kwargs)
 
 
 def shipped_rows(report: CycleReport, peer_id: str | None = None) -> int:

@@ -17,6 +17,7 @@ import pytest
 
 from replication.cluster.recovery import recover_dead_server
 from replication.fs import get_filesystem
+from replication.jobs.launch import runner_for
 from replication.source.cycle import commit_step, run_cycle, ship_step, snapshot_step
 from replication.source.manifest import Manifest, read_text
 from replication.zk.client import connect, connected
@@ -181,7 +182,8 @@ def test_spark_job_killed_mid_run(world, spark, scenario):
     writes_before = peer_writes(b)
     code = (
         "import sys; from replication.config import Config; from replication.source.cycle import ship_step; "
-        "ship_step(sys.argv[1], Config.load(env={}))"
+        "from replication.jobs.launch import runner_for; "
+        "conf = Config.load(env={}); ship_step(sys.argv[1], conf, runner=runner_for(conf))"
     )
     job = subprocess.Popen(
         [sys.executable, "-c", code, outcome.manifest_path],
@@ -209,7 +211,7 @@ def test_spark_job_killed_mid_run(world, spark, scenario):
     assert "1" in busy.busy_peers and shipped_rows(busy) == 0
     scenario.check("another cycle meanwhile skips the peer: the killed run's lease still holds it")
     with connected(key_of(a)) as zk:  # the orchestrator's retry of the same run takes its lease again
-        retry = run_cycle(zk, key_of(a), a.conf, spark=spark, owner=owner)
+        retry = run_cycle(zk, key_of(a), a.conf, runner=runner_for(a.conf, spark), owner=owner)
     assert not failed_queues(retry) and shipped_rows(retry) == written
     scenario.check(f"the retry of the same run shipped all {written} rows (partly again) and released the lease")
     finish(world, spark, scenario, table, written, shipped_rows(retry))
@@ -226,7 +228,7 @@ def test_zookeeper_session_expired_during_commit(world, spark, scenario, monkeyp
     zk = connect(key_of(a))
     try:
         outcome = snapshot_step(zk, key_of(a), a.conf, owner=owner)
-        result = ship_step(outcome.manifest_path, a.conf, spark=spark)
+        result = ship_step(outcome.manifest_path, a.conf, runner=runner_for(a.conf, spark))
         assert len(result.queues) >= 2, "the scenario needs two queues to expire between their commits"
         real = commit_module.commit_queue
         calls = {"n": 0}
@@ -309,7 +311,7 @@ def test_two_ship_cycles_at_once(world, spark, scenario):
         try:
             with connected(key_of(a)) as zk:
                 barrier.wait(30)
-                reports[i] = run_cycle(zk, key_of(a), conf, spark=spark, owner=f"chaos-cycle-{i}")
+                reports[i] = run_cycle(zk, key_of(a), conf, runner=runner_for(conf, spark), owner=f"chaos-cycle-{i}")
         except BaseException as exc:
             errors.append(exc)
 
@@ -389,7 +391,7 @@ def test_wal_archived_while_being_read(world, spark, scenario):
     moved = [w for w in listed if not os.path.exists(w.path)]
     assert all(os.path.exists(os.path.join(a.root, "oldWALs", w.name)) for w in moved)
     scenario.check(f"{len(moved)} WAL(s) of the manifest moved from WALs/ to oldWALs/ before the ship read them")
-    ship_step(outcome.manifest_path, a.conf, spark=spark)
+    ship_step(outcome.manifest_path, a.conf, runner=runner_for(a.conf, spark))
     with connected(key_of(a)) as zk:
         report = commit_step(zk, key_of(a), a.conf, outcome.manifest_path, owner=owner)
     assert not failed_queues(report), report.queues

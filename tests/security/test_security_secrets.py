@@ -55,8 +55,10 @@ def test_no_secret_in_cli_output_status_or_logs(secure, tmp_path):
 
 def test_spark_job_output_has_no_secret_and_manifests_are_private(secure, tmp_path):
     from replication.config import Config
+    from replication.jobs.launch import SHIP_SCRIPT
     from replication.jobs.submit import spark_submit
-    from replication.source.cycle import SHIP_SCRIPT, commit_step, result_path_for, snapshot_step
+    from replication.source.cycle import commit_step, snapshot_step
+    from replication.source.manifest import result_path_for
 
     conf = secure.conf.with_overrides({"hbrep.work.dir": str(tmp_path / "cycles")})
     assert isinstance(conf, Config)

@@ -8,6 +8,7 @@ import pytest
 from support import add_peer, create_table, cycle, queue_snapshot, set_peer_state, table_state
 
 from replication.fs import get_filesystem
+from replication.jobs.launch import runner_for
 from replication.source.cycle import commit_step, run_cycle, ship_step, snapshot_step
 from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
 from replication.wal.model import Cell, CellType
@@ -87,7 +88,7 @@ def test_table_missing_on_peer_is_a_clear_error_and_positions_stay(pair, peer_1,
         with pair.source.client() as client:
             client.put(table, b"r", b"f1", b"q", b"v")
         before = storage.snapshot().as_dict()
-        report = run_cycle(zk, pair.source_key, pair.conf, spark=spark)
+        report = run_cycle(zk, pair.source_key, pair.conf, runner=runner_for(pair.conf, spark))
         after = storage.snapshot().as_dict()
     failed = [q for q in report.queues if q["status"] == "failed"]
     assert failed and all(table in q["error"] for q in failed), report.queues
@@ -133,7 +134,7 @@ def test_two_cycles_at_once_never_ship_the_same_peer_twice(pair, peer_1, spark):
         second = snapshot_step(zk, pair.source_key, pair.conf, owner="cycle-two")
         assert first.peers == ["1"] and first.queues > 0
         assert second.peers == [] and "cycle-one" in second.busy_peers["1"]
-        ship_step(first.manifest_path, pair.conf, spark=spark)
+        ship_step(first.manifest_path, pair.conf, runner=runner_for(pair.conf, spark))
         report = commit_step(zk, pair.source_key, pair.conf, first.manifest_path, owner="cycle-one")
         assert report.peers["1"]["rows_shipped"] == 50
         # a retried commit is a no-op: versions moved on, nothing is recorded twice
@@ -159,7 +160,7 @@ def test_ship_step_through_spark_submit(pair, peer_1, spark, tmp_path):
         client.put(table, b"r", b"f1", b"q", b"via-spark-submit")
     with connected(pair.source_key) as zk:
         outcome = snapshot_step(zk, pair.source_key, pair.conf, owner="submit", work_dir=tmp_path)
-        result = ship_step(outcome.manifest_path, pair.conf)  # spark=None: spark-submit, local[2]
+        result = ship_step(outcome.manifest_path, pair.conf, runner=runner_for(pair.conf))  # spark-submit, local[2]
         assert [q.status for q in result.queues] == ["ok"] * len(result.queues) and result.queues
         commit_step(zk, pair.source_key, pair.conf, outcome.manifest_path, owner="submit")
     assert table_state(spark, pair.peer, table) == table_state(spark, pair.source, table)

@@ -63,3 +63,23 @@ def test_snapshot_and_all_wals(zkc, paths):
     assert queue.wals["h1%2C16020%2C1.101"].version == 1
     assert snap.rs_cversion == zkc.exists(paths.queues).cversion
     assert queues.get_all_wals() == {w for qs in expected.values() for ws in qs.values() for w in ws}
+
+
+def test_set_wal_positions_is_one_guarded_multi(zkc, paths):
+    queues = ReplicationQueueStorage(zkc, paths)
+    for n in (1, 2, 3):
+        queues.add_wal(RS, "2-dead,1,1", wal(n))
+    seen = {w: zkc.get(paths.wal(RS, "2-dead,1,1", w))[1].version for w in (wal(1), wal(2), wal(3))}
+    # a stale version anywhere refuses the whole multi: nothing is written
+    refused = queues.set_wal_positions(RS, "2-dead,1,1", {wal(2): (99, seen[wal(2)] + 1)}, {wal(1): seen[wal(1)]})
+    assert refused == "BadVersionError"
+    assert queues.get_wals_in_queue(RS, "2-dead,1,1") == [wal(1), wal(2), wal(3)]
+    assert queues.get_wal_position(RS, "2-dead,1,1", wal(2)) == 0
+    # with the versions seen: positions set and finished WALs dropped together
+    assert queues.set_wal_positions(RS, "2-dead,1,1", {wal(2): (99, seen[wal(2)])}, {wal(1): seen[wal(1)]}) is None
+    assert queues.get_wals_in_queue(RS, "2-dead,1,1") == [wal(2), wal(3)]
+    assert queues.get_wal_position(RS, "2-dead,1,1", wal(2)) == 99
+    # a drained recovered queue goes with its last WALs
+    versions = {w: zkc.get(paths.wal(RS, "2-dead,1,1", w))[1].version for w in (wal(2), wal(3))}
+    assert queues.set_wal_positions(RS, "2-dead,1,1", {}, versions, remove_queue=True) is None
+    assert queues.get_all_queues(RS) == []

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseHook
@@ -83,37 +82,31 @@ class ReplicationHook(BaseHook):
         with self.zk_hook.connected() as zk:
             return replication_status(zk, self.cluster_key, self.conf)
 
-    def work_dir(self, root: str) -> Path:
-        """Where this cluster's cycle manifests go: ``hbrep.work.dir``, else ``<root>/.hbrep/airflow-cycles``."""
-        conf = self.conf
-        if "hbrep.work.dir" in conf:
-            return Path(conf.get_str("hbrep.work.dir"))
-        return Path(root) / ".hbrep" / "airflow-cycles"
-
     # -- the ship cycle ---------------------------------------------------------------------------
     def snapshot(self, peer_id: str, *, owner: str, cycle_id: str) -> dict[str, Any]:
         """Lease ``peer_id`` and write its manifest (``snapshot_step``); returns the outcome + py-files zip.
 
         ``busy`` is set (and no manifest queues are taken) when another cycle holds the peer's lease.
         """
-        from replication.jobs.submit import build_pyfiles
+        from replication.cluster.source_cluster import open_source
+        from replication.jobs.launch import pyfiles_for
         from replication.source.cycle import snapshot_step
-        from replication.source.snapshot import open_source
+        from replication.source.manifest import result_path_for, shared_work_dir
 
         conf = self.conf
         with self.zk_hook.connected() as zk:
             root = open_source(zk, self.cluster_key, conf).root
-            work = self.work_dir(root)
+            work = shared_work_dir(conf, root)
             outcome = snapshot_step(
                 zk, self.cluster_key, conf, owner=owner, peer_ids=[peer_id], work_dir=work, cycle_id=cycle_id
             )
-        pyfiles = build_pyfiles(Path(outcome.manifest_path).parent) if outcome.queues else None
+        pyfiles = pyfiles_for(outcome.manifest_path) if outcome.queues else None
         return {
             "peer_id": peer_id,
             "owner": owner,
             "cycle_id": outcome.cycle_id,
             "manifest": outcome.manifest_path,
-            "result": str(Path(outcome.manifest_path).with_name("result.json")),
+            "result": result_path_for(outcome.manifest_path),
             "queues": outcome.queues,
             "leased": peer_id in outcome.peers,
             "busy": outcome.busy_peers.get(peer_id),
@@ -124,13 +117,14 @@ class ReplicationHook(BaseHook):
     def ship_window(self, peer_id: str, *, owner: str, cycle_prefix: str, connect_url: str) -> dict[str, Any]:
         """Passes of snapshot → ship on the Spark Connect server at ``connect_url`` → commit, for up to
         ``hbrep.ship.window.ms`` (``replication.ship_window.run_window``); returns the window's report."""
+        from replication.cluster.source_cluster import open_source
         from replication.jobs.connect import ConnectShipRunner
         from replication.ship_window import run_window
-        from replication.source.snapshot import open_source
+        from replication.source.manifest import shared_work_dir
 
         conf = self.conf
         with self.zk_hook.connected() as zk:
-            work = self.work_dir(open_source(zk, self.cluster_key, conf).root)
+            work = shared_work_dir(conf, open_source(zk, self.cluster_key, conf).root)
             with ConnectShipRunner(conf, work, url=connect_url, owner=owner) as runner:
                 report = run_window(
                     zk, self.cluster_key, conf, runner, owner=owner, peer_ids=[peer_id], work_dir=work,
@@ -169,6 +163,13 @@ class ReplicationHook(BaseHook):
         with self.zk_hook.connected() as zk:
             return clean_once(zk, self.cluster_key, self.conf, explain=explain).as_dict()
 
+    def record_lag_alert(self, alert: dict[str, Any]) -> None:
+        """``replication.alerts.record_lag_alert``: keep the alert where status and the Replication view show it."""
+        from replication.alerts import record_lag_alert
+
+        with self.zk_hook.connected() as zk:
+            record_lag_alert(zk, self.cluster_key, self.conf, alert)
+
     def lag_alert_ms(self) -> int:
         """The alert threshold ``hbrep.lag.alert.ms``."""
         return self.conf.get_int("hbrep.lag.alert.ms")
@@ -183,56 +184,21 @@ class ReplicationHook(BaseHook):
         start_ms: int,
         end_ms: int,
     ) -> list[dict[str, Any]]:
-        """(peer, table) pairs to verify: the named ones, else every peer × every table it replicates.
+        """``replication.verify.verify_targets``: the (peer, table, families) to verify over the window."""
+        from replication.verify import verify_targets
 
-        A table is replicated to a peer when one of its families has REPLICATION_SCOPE != 0 and the
-        peer's table-cfs let it through (``need_to_replicate``). Unknown peer/table names raise.
-        """
-        from replication.errors import HbrepError
-        from replication.source.snapshot import open_source
-        from replication.tables.descriptors import TableRegistry
-        from replication.zk.peer_storage import ReplicationPeerStorage
-
-        conf = self.conf
         with self.zk_hook.connected() as zk:
-            source = open_source(zk, self.cluster_key, conf)
-            storage = ReplicationPeerStorage(zk, source.paths)
-            peer_ids = sorted(storage.list_peer_ids())
-            if peer is not None:
-                if peer not in peer_ids:
-                    raise HbrepError(f"verify: peer {peer} does not exist on {self.cluster_key}")
-                peer_ids = [peer]
-            registry = TableRegistry(source.fs, source.root)
-            tables = [registry.get(table)] if table is not None else [d for d in registry.list() if not d.is_system]
-            targets = []
-            for peer_id in peer_ids:
-                config = storage.get_peer_config(peer_id)
-                for desc in tables:
-                    name = desc.name if desc.namespace != "default" else desc.qualifier
-                    wanted = [
-                        f
-                        for f, cf in desc.families.items()
-                        if cf.scope != 0 and (not families or f in families) and config.need_to_replicate(name, f)
-                    ]
-                    if table is None and not wanted:
-                        continue
-                    targets.append(
-                        {
-                            "peer_id": peer_id,
-                            "table": name,
-                            "families": sorted(families) if families else sorted(wanted),
-                            "start_ms": start_ms,
-                            "end_ms": end_ms,
-                        }
-                    )
-            return targets
+            return verify_targets(
+                zk, self.cluster_key, self.conf, peer=peer, table=table, families=families,
+                start_ms=start_ms, end_ms=end_ms,
+            )  # fmt: skip
 
     def verify(self, *, peer_id: str, table: str, families: list[str], start_ms: int, end_ms: int) -> dict[str, Any]:
         """VerifyReplication of one (peer, table) over [start_ms, end_ms): the HBase counters.
 
-        Calls ``replication.checks.verify_replication`` (which also records the verdict for status).
+        Calls ``replication.peer_checks.verify_replication`` (which also records the verdict for status).
         """
-        from replication.checks import verify_replication
+        from replication.peer_checks import verify_replication
         from replication.spark import spark_session
 
         spark = spark_session(f"hbrep-verify-{safe_name(peer_id)}-{safe_name(table)}")
@@ -244,8 +210,8 @@ class ReplicationHook(BaseHook):
         return dict(result.counters)
 
     def quality(self, *, peer_id: str, table: str, start_ms: int = 0, end_ms: int | None = None) -> dict[str, Any]:
-        """The Great Expectations checkpoint of the replicated table on the peer (``replication.checks``)."""
-        from replication.checks import check_replicated_table
+        """The Great Expectations checkpoint of the replicated table on the peer (``replication.peer_checks``)."""
+        from replication.peer_checks import check_replicated_table
         from replication.spark import spark_session
         from replication.tables.semantics import LATEST_TIMESTAMP
 

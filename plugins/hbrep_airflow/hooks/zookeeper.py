@@ -59,11 +59,14 @@ class ZooKeeperHook(BaseHook):
         }
 
     def _load(self) -> None:
+        if self._key is None:
+            self.use_connection(self.get_connection(self.zookeeper_conn_id))
+
+    def use_connection(self, conn: Any) -> None:
+        """Take the cluster key, auth and extras from ``conn`` (an Airflow Connection) instead of looking
+        it up (async callers fetch it with ``aget_connection``); HbrepError when it names no quorum."""
         from replication.zk.cluster_key import ClusterKey
 
-        if self._key is not None:
-            return
-        conn = self.get_connection(self.zookeeper_conn_id)
         quorum = (conn.host or "").strip()
         if not quorum:
             from replication.errors import HbrepError

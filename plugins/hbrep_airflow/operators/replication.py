@@ -199,13 +199,6 @@ class ReleaseLeaseOperator(_HbrepOperator):
         return released
 
 
-def lag_violations(status: dict[str, Any], threshold_ms: int) -> list[dict[str, Any]]:
-    """Queues of enabled peers whose replicationLag passes ``threshold_ms``, worst first."""
-    enabled = {pid for pid, p in status["peers"].items() if p["state"] == "ENABLED"}
-    over = [q for q in status["queues"] if q["peer_id"] in enabled and q["replicationLag"] > threshold_ms]
-    return sorted(over, key=lambda q: -q["replicationLag"])
-
-
 class LagCheckOperator(_HbrepOperator):
     """Fail loudly (no retry) when any enabled peer's queue lags more than ``hbrep.lag.alert.ms``.
 
@@ -213,6 +206,8 @@ class LagCheckOperator(_HbrepOperator):
     """
 
     def execute(self, context: Any) -> dict[str, int]:
+        from replication.status import lag_violations
+
         hook = self.hook
         status = hook.status()
         threshold = hook.lag_alert_ms()

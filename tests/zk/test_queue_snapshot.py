@@ -8,8 +8,8 @@ from replication.fs import get_filesystem
 from replication.zk import codec, journal
 from replication.zk.claim import claim_queues
 from replication.zk.peer_storage import ReplicationPeerConfig, ReplicationPeerStorage
+from replication.zk.queue_snapshot import SnapshotCache, incremental_snapshot
 from replication.zk.queue_storage import ReplicationQueueStorage
-from replication.zk.snapshot_cache import SnapshotCache, incremental_snapshot
 
 
 def wal(server: str, n: int) -> str:

@@ -8,7 +8,7 @@ import uuid
 import pytest
 from support import add_peer, create_table, cycle
 
-from replication.checks import check_replicated_table, verify_replication
+from replication.peer_checks import check_replicated_table, verify_replication
 from replication.status import replication_status
 from replication.wal.model import Cell, CellType
 from replication.zk.client import connected

@@ -1,4 +1,8 @@
-"""Incremental queue snapshots: re-read only the queues the change journal names (journal.py).
+"""Queue snapshots: the tree every replicator -> queue -> WAL -> (position, version), and its cache.
+
+The model (:class:`QueueSnapshot`, :class:`QueueState`, :class:`WALState`) is what
+``ReplicationQueueStorage.snapshot`` reads in full. :func:`incremental_snapshot` gives the same tree
+re-reading only the queues the change journal names (journal.py), from a cache file.
 
 The cache (``<root>/.hbrep/cache/queue-snapshot.json`` on the cluster's filesystem, written with
 ``write_atomic``) holds the previous :class:`QueueSnapshot`, the highest journal sequence seen
@@ -27,28 +31,96 @@ from __future__ import annotations
 import json
 import logging
 import time
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple, Protocol
 
+from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
+from replication.config import Config
 from replication.fs import FileSystem
 from replication.zk import journal
 from replication.zk.acl import zk_access
+from replication.zk.errors import checked
+from replication.zk.layout import ZNodePaths, is_replicator
 from replication.zk.multi_read import Read, multi_read
-from replication.zk.queue_storage import (
-    QueueSnapshot,
-    QueueState,
-    ReplicationQueueStorage,
-    WALState,
-    _ok,
-    is_replicator,
-)
 
 log = logging.getLogger(__name__)
 
 FORMAT = 2
 DEFAULT_FULL_INTERVAL_MS = 600_000
 CACHE_PATH = (".hbrep", "cache", "queue-snapshot.json")
+
+
+class WALState(NamedTuple):
+    """One WAL of a queue: its position and the znode version (for guarded updates).
+
+    A NamedTuple, not a dataclass: snapshots hold one per WAL (100k+), and the cache file
+    (below) serializes and rebuilds them without per-object Python code.
+    """
+
+    position: int
+    version: int
+
+
+@dataclass
+class QueueState:
+    """One queue: its znode version/cversion and its WALs (ordered oldest first)."""
+
+    server: str
+    queue_id: str
+    version: int
+    cversion: int
+    wals: dict[str, WALState] = field(default_factory=dict)
+
+
+@dataclass
+class QueueSnapshot:
+    """Every replicator → queue → WAL → (position, version), and the cversion of the queues root."""
+
+    rs_cversion: int
+    replicators: dict[str, dict[str, QueueState]] = field(default_factory=dict)
+
+    def queues(self) -> Iterator[QueueState]:
+        """Every queue of every replicator, replicators and queue ids sorted."""
+        for server in sorted(self.replicators):
+            for queue_id in sorted(self.replicators[server]):
+                yield self.replicators[server][queue_id]
+
+    def all_wals(self) -> set[str]:
+        """Names of every WAL in any queue."""
+        return {wal for queue in self.queues() for wal in queue.wals}
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON shape: {server: {queue_id: {wal: position}}}."""
+        return {
+            server: {q: {w: s.position for w, s in queue.wals.items()} for q, queue in queues.items()}
+            for server, queues in self.replicators.items()
+        }
+
+
+class QueueReader(Protocol):
+    """What an incremental snapshot reads through (``ReplicationQueueStorage`` is one)."""
+
+    zk: KazooClient
+    paths: ZNodePaths
+
+    def snapshot(self) -> QueueSnapshot:
+        """The whole tree, read in full."""
+        ...
+
+    def rs_cversion(self) -> int | None:
+        """The queues root's cversion (None when there is no queues root)."""
+        ...
+
+    def list_replicators(self, servers: list[str]) -> dict[str, list[str] | None]:
+        """The queue ids of each server (None for a replicator that is gone)."""
+        ...
+
+    def read_queues(self, pairs: list[tuple[str, str]], with_data: bool = True) -> list[QueueState]:
+        """These queues with their WALs (queues that are gone left out)."""
+        ...
 
 
 @dataclass
@@ -147,7 +219,7 @@ class SnapshotResult:
 
 
 def incremental_snapshot(
-    storage: ReplicationQueueStorage,
+    storage: QueueReader,
     cache: SnapshotCache,
     *,
     full_interval_ms: int = DEFAULT_FULL_INTERVAL_MS,
@@ -182,7 +254,7 @@ def incremental_snapshot(
                     reason = "queues root changed without a journal entry"
                 else:
                     snap, queues_read = _apply(storage, cached.snapshot, entries)
-                    if storage._rs_cversion() != rs_stat.cversion:
+                    if storage.rs_cversion() != rs_stat.cversion:
                         continue  # a claim moved queues while we read: read again
                     snap.rs_cversion = rs_stat.cversion
                     state = CacheState(
@@ -216,7 +288,7 @@ def _save(cache: SnapshotCache, state: CacheState) -> None:
         )
 
 
-def _read_head(storage: ReplicationQueueStorage):
+def _read_head(storage: QueueReader):
     """(rs stat, journal entry names, journal stat, trim mark) in one multiRead; None without queues root."""
     zk, paths = storage.zk, storage.paths
     root = journal.journal_root(paths)
@@ -229,9 +301,9 @@ def _read_head(storage: ReplicationQueueStorage):
         if isinstance(names, NoNodeError) or isinstance(jdata, NoNodeError):
             journal.ensure_root(zk, paths)
             continue
-        rs_stat = _ok(rs, paths.queues)[1]
-        data, journal_stat = _ok(jdata, root)
-        return rs_stat, _ok(names, root), journal_stat, journal.trimmed_through(data)
+        rs_stat = checked(rs, paths.queues)[1]
+        data, journal_stat = checked(jdata, root)
+        return rs_stat, checked(names, root), journal_stat, journal.trimmed_through(data)
     return None
 
 
@@ -246,20 +318,17 @@ def _distrust(cached, parent, rs_stat, journal_stat, mark: int, now: int, full_i
     return ""
 
 
-def _read_entries(storage: ReplicationQueueStorage, fresh: list[tuple[int, str]]) -> list[journal.Entry] | None:
-    root = journal.journal_root(storage.paths)
-    datas = multi_read(storage.zk, [Read("data", f"{root}/{name}", 256) for _, name in fresh])
+def _read_entries(storage: QueueReader, fresh: list[tuple[int, str]]) -> list[journal.Entry] | None:
+    datas = multi_read(storage.zk, [Read("data", storage.paths.journal_entry(name), 256) for _, name in fresh])
     entries = []
     for (seq, name), result in zip(fresh, datas, strict=True):
         if isinstance(result, NoNodeError):
             return None  # trimmed between the listing and now: cannot know what it named
-        entries.append(journal.decode(seq, _ok(result, f"{root}/{name}")[0]))
+        entries.append(journal.decode(seq, checked(result, storage.paths.journal_entry(name))[0]))
     return entries
 
 
-def _apply(
-    storage: ReplicationQueueStorage, cached: QueueSnapshot, entries: list[journal.Entry]
-) -> tuple[QueueSnapshot, int]:
+def _apply(storage: QueueReader, cached: QueueSnapshot, entries: list[journal.Entry]) -> tuple[QueueSnapshot, int]:
     """The cached tree with every named replicator re-listed and every named queue re-read."""
     snap = QueueSnapshot(
         rs_cversion=cached.rs_cversion, replicators={s: dict(qs) for s, qs in cached.replicators.items()}
@@ -300,7 +369,7 @@ FULL_INTERVAL_KEY = "hbrep.replication.snapshot.full.interval.ms"
 JOURNAL_KEEP_KEY = "hbrep.replication.journal.keep"
 
 
-def cycle_snapshot(storage: ReplicationQueueStorage, fs: FileSystem, root: str, conf) -> SnapshotResult:
+def cycle_snapshot(storage: QueueReader, fs: FileSystem, root: str, conf: Config) -> SnapshotResult:
     """The ship cycle's snapshot: the cluster's cache under ``root``, the journal trimmed.
 
     ``hbrep.replication.snapshot.full.interval.ms`` (default 600000) bounds how long the cache is

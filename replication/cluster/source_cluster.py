@@ -1,0 +1,34 @@
+"""The source cluster as a cycle, failover, the cleaner and status see it: key, layout, root, cluster id."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from kazoo.client import KazooClient
+
+from replication.cluster.info import read_cluster_info
+from replication.config import Config
+from replication.fs import FileSystem, get_filesystem
+from replication.zk.cluster_id import read_cluster_id
+from replication.zk.cluster_key import ClusterKey
+from replication.zk.layout import ZNodePaths
+
+
+@dataclass
+class SourceCluster:
+    """The source cluster as a cycle sees it: key, layout, root and cluster id."""
+
+    key: ClusterKey
+    paths: ZNodePaths
+    root: str
+    cluster_id: uuid.UUID
+    fs: FileSystem
+
+
+def open_source(zk: KazooClient, key: ClusterKey, conf: Config) -> SourceCluster:
+    """Read the source's ClusterInfo (root) and cluster id; HbrepError when it is not an hbrep cluster."""
+    paths = ZNodePaths(conf, parent=key.znode_parent)
+    info = read_cluster_info(zk, paths)
+    fs, root = get_filesystem(info.root)
+    return SourceCluster(key, paths, root, read_cluster_id(zk, paths), fs)
