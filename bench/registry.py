@@ -48,7 +48,13 @@ BENCHMARKS: list[str] = [
     "ship_memory",
     "lag",
     "hot_paths",
+    "scheduler",
 ]
+
+# Benchmarks that run the engine in one already-running Spark session, without Airflow's scheduler: the
+# report labels them "engine only" and puts them below the figures through the scheduler.
+ENGINE_ONLY = {"cycle_cost", "e2e", "lag", "ship_memory", "hot_paths"}
+THROUGH_SCHEDULER = ["scheduler"]
 
 
 def machine() -> str:
@@ -108,10 +114,14 @@ def write_report(results: Path = RESULTS, report: Path = REPORT) -> None:
             durations.append(f"{result['name']} {result['duration_s']:.0f} s")
     if durations:
         lines += ["Time each benchmark took: " + ", ".join(durations) + ".", ""]
-    for path in sorted(results.glob("*.json")):
+    paths = sorted(results.glob("*.json"), key=lambda p: (p.stem not in THROUGH_SCHEDULER, p.stem))
+    for path in paths:
         result = json.loads(path.read_text())
+        title = result.get("title", result["name"])
+        if result["name"] in ENGINE_ONLY:
+            title = f"Engine only (one running Spark session, no scheduler): {title}"
         lines += [
-            f"## {result.get('title', result['name'])}",
+            f"## {title}",
             "",
             f"- command: `{result.get('command', 'make bench')}`",
             f"- machine: {result['machine']}",
@@ -166,6 +176,15 @@ def _e2e_bound(f: dict) -> str:
     )
 
 
+def _scheduler_lag_bound(f: dict) -> str:
+    gaps = f.get("connect: run split, median (s): queued to first task", float("nan"))
+    return (
+        "the scheduler: a run ends after its window and the next is queued at the next minute; the time "
+        f"from queued to its first task ({gaps:.1f} s median in this run) and the run's own tasks before the "
+        "first pass add to every edit written in between"
+    )
+
+
 # The targets: (what, result name, ratio key, "<=" or ">=", threshold, what bounds it when missed:
 # a text, or a function of the result's figures so the explanation quotes the run it explains).
 TARGETS: list[tuple[str, str, str, str, float, str | Callable[[dict], str]]] = [
@@ -192,6 +211,22 @@ TARGETS: list[tuple[str, str, str, str, float, str | Callable[[dict], str]]] = [
         "<=",
         2.0,
         "",
+    ),
+    (
+        "through the scheduler: replication lag p99 <= 10 s at 50% of capacity (Spark Connect + window)",
+        "scheduler",
+        "connect: lag p99 (s) (target <= 10)",
+        "<=",
+        10.0,
+        _scheduler_lag_bound,
+    ),
+    (
+        "through the scheduler: replication rows/s >= 3x ingest (Spark Connect + window)",
+        "scheduler",
+        "connect: scheduler drain rows/s / ingest rows/s",
+        ">=",
+        3.0,
+        "the drain through the scheduler includes the wait for the next scheduled run and the peer's apply rate",
     ),
     (
         "claim of 10,000 WALs <= 5 s",

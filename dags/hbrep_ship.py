@@ -1,9 +1,13 @@
-"""hbrep_ship: every minute, per peer: snapshot → ship (spark-submit replication/jobs/ship.py) → commit.
+"""hbrep_ship: every minute (``HBREP_SHIP_SCHEDULE``), per peer, ship the peer's queues.
 
 Wiring only. Each peer is one mapped branch (visible and retriable on its own); a branch with nothing
 to ship is skipped before any Spark job starts; a lag check ends every run and a deadline alert fires
 when a run is still going ``hbrep.lag.alert.ms`` after it was queued (recorded where ``hbrep status
-replication`` and the Replication view list it).
+replication`` and the Replication view list it). The branch depends on ``hbrep.spark.mode``:
+
+- ``submit``: snapshot → ship (spark-submit replication/jobs/ship.py) → commit → release;
+- ``connect``: ship (passes of snapshot → job on the Spark Connect server → commit, for up to
+  ``hbrep.ship.window.ms``) → release.
 
 Needs no data interval: a run ships whatever the queues hold when it starts (positions in ZooKeeper say
 where it resumes), not the edits of a time slice, so the cron trigger timetable (empty interval) is
@@ -22,13 +26,14 @@ from hbrep_airflow.operators.replication import (
     LagCheckOperator,
     ListPeersOperator,
     ReleaseLeaseOperator,
+    ShipWindowOperator,
     SnapshotOperator,
 )
 
 with DAG(
     dag_id="hbrep_ship",
     description="Ship WAL edits to every replication peer (snapshot → ship → commit per peer)",
-    schedule="* * * * *",
+    schedule=s.ship_schedule(),
     start_date=datetime(2026, 1, 1, tzinfo=UTC),
     catchup=False,
     max_active_runs=1,
@@ -39,7 +44,14 @@ with DAG(
     peers = ListPeersOperator(task_id="peers", pool=s.ZK_POOL)
 
     @task_group(group_id="peer")
-    def peer_branch(peer_id):
+    def connect_branch(peer_id):
+        # not in the ZooKeeper pool: a window holds its one session for up to hbrep.ship.window.ms
+        ship = ShipWindowOperator(task_id="ship", peer_id=peer_id, spark_connect_conn_id=s.SPARK_CONNECT_CONN_ID)
+        release = ReleaseLeaseOperator(task_id="release", peer_id=peer_id, pool=s.ZK_POOL, retries=0)
+        ship >> release
+
+    @task_group(group_id="peer")
+    def submit_branch(peer_id):
         snapshot = SnapshotOperator(task_id="snapshot", peer_id=peer_id, pool=s.ZK_POOL)
         ship = SparkSubmitOperator(
             task_id="ship",
@@ -58,5 +70,6 @@ with DAG(
         release = ReleaseLeaseOperator(task_id="release", peer_id=peer_id, pool=s.ZK_POOL, retries=0)
         snapshot >> ship >> commit >> release
 
-    branches = peer_branch.expand(peer_id=peers.output)
+    branch = connect_branch if s.spark_mode() == "connect" else submit_branch
+    branches = branch.expand(peer_id=peers.output)
     branches >> LagCheckOperator(task_id="lag_alert", trigger_rule="all_done", pool=s.ZK_POOL, retries=0)

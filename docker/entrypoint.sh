@@ -5,6 +5,9 @@
 #                               and stop them cleanly (`hbrep cluster stop`) on SIGTERM.
 #   spark-master | spark-worker MASTER_URL
 #                               a Spark standalone master / worker from the pyspark the image ships.
+#   spark-connect               the long-lived Spark Connect server the ship DAG runs on (hbrep.spark.mode
+#                               connect), Spark's own SparkConnectServer, its executors on the standalone
+#                               master ($HBREP__hbrep__spark__master), gRPC on port 15002 of this container.
 #   airflow-init                migrate the metadata DB and create the admin user (one-shot).
 set -eu
 
@@ -22,6 +25,12 @@ case "${1:-}" in
     ;;
   spark-worker)
     exec spark-class org.apache.spark.deploy.worker.Worker --webui-port 8081 "$2"
+    ;;
+  spark-connect)
+    exec spark-submit --class org.apache.spark.sql.connect.service.SparkConnectServer \
+      --name "hbrep Spark Connect server" --master "$HBREP__hbrep__spark__master" \
+      --conf spark.connect.grpc.binding.address=0.0.0.0 --conf spark.connect.grpc.binding.port=15002 \
+      --conf spark.python.worker.reuse=true spark-internal
     ;;
   airflow-init)
     airflow db migrate

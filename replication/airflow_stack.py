@@ -25,11 +25,18 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def airflow_environment(
-    home: Path, source_key: str, *, api_port: int | None = None, extra: Mapping[str, str] | None = None
+    home: Path,
+    source_key: str,
+    *,
+    api_port: int | None = None,
+    spark_connect_port: int | None = None,
+    extra: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
     """This process's environment plus what every Airflow process of the embedded stack needs.
 
-    ``api_port`` adds the API server's address (``airflow standalone``); ``extra`` is applied last.
+    ``api_port`` adds the API server's address (``airflow standalone``); ``spark_connect_port`` makes
+    the ship DAG run on that Spark Connect server (``hbrep.spark.mode=connect``, the
+    ``hbrep_spark_connect`` connection of type ``spark_connect``); ``extra`` is applied last.
     """
     quorum, zk_port, parent = source_key.rsplit(":", 2)
     bin_dir = str(Path(sys.executable).parent)
@@ -66,6 +73,15 @@ def airflow_environment(
                 "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{api_port}/execution/",
                 "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": "0",
                 "AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT": "0",
+            }
+        )
+    if spark_connect_port is not None:
+        env.update(
+            {
+                "HBREP__hbrep__spark__mode": "connect",
+                "AIRFLOW_CONN_HBREP_SPARK_CONNECT": json.dumps(
+                    {"conn_type": "spark_connect", "host": "127.0.0.1", "port": spark_connect_port}
+                ),
             }
         )
     env.update(extra or {})

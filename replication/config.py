@@ -94,6 +94,16 @@ DEFAULTS: dict[str, str] = {
     # hbrep's own keys
     "hbrep.state.dir": ".hbrep",
     "hbrep.spark.master": "local[2]",
+    # the ship job's engine: a long-lived Spark Connect server, or spark-submit per run (batch-only clusters)
+    "hbrep.spark.mode": "submit",
+    "hbrep.spark.connect.url": "",  # sc://host:port; empty = the server `hbrep spark start` runs
+    "hbrep.spark.connect.port": "15002",  # `hbrep spark start`'s gRPC port (Spark Connect's own default)
+    "hbrep.spark.connect.driver.memory.mb": "1024",
+    "hbrep.spark.connect.session": "hbrep",  # name of the server-side session the ship clients share
+    "hbrep.spark.connect.ship.package": "true",  # send the replication package as a session artifact
+    "hbrep.spark.connect.retries": "4",  # client retries before a gone server fails the job
+    # a ship run keeps doing passes (snapshot -> job -> commit) for up to this long; 0 = one pass
+    "hbrep.ship.window.ms": "0",
     "hbrep.lag.alert.ms": "300000",
     "hbrep.cluster.token": "",
     "hbrep.zk.auth": "",
@@ -188,6 +198,21 @@ def parse_gc_thresholds(raw: str) -> tuple[int, int, int]:
     return first, second, third
 
 
+def _choice(*allowed: str) -> Validator:
+    def check(raw: str) -> str:
+        if raw.strip() not in allowed:
+            raise ValueError(f"{raw!r} is not one of {' | '.join(allowed)}")
+        return raw.strip()
+
+    return check
+
+
+def _connect_url(raw: str) -> str:
+    if raw and not raw.startswith("sc://"):
+        raise ValueError(f"{raw!r} is not a Spark Connect URL (sc://host:port)")
+    return raw
+
+
 def _name(raw: str) -> str:
     if not raw or "/" in raw:
         raise ValueError(f"{raw!r} must be a non-empty znode name without '/'")
@@ -246,6 +271,14 @@ VALIDATORS: dict[str, Validator] = {
     "hbrep.zk.auth": _digest_auth,
     "hbrep.source.ship.max.attempts": _int(1),
     "hbrep.ship.lease.ms": _int(1000),
+    "hbrep.spark.mode": _choice("connect", "submit"),
+    "hbrep.spark.connect.url": _connect_url,
+    "hbrep.spark.connect.port": _int(1, 65535),
+    "hbrep.spark.connect.driver.memory.mb": _int(256),
+    "hbrep.spark.connect.session": _name,
+    "hbrep.spark.connect.ship.package": _bool,
+    "hbrep.spark.connect.retries": _int(0),
+    "hbrep.ship.window.ms": _int(0),
     "hbrep.regionserver.gc.thresholds": parse_gc_thresholds,
     "hbrep.rpc.tls.enabled": _bool,
     "hbrep.rpc.tls.cert": _pem_file,

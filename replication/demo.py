@@ -6,8 +6,8 @@
 3. A write load; half-way a source region server is SIGKILLed (writes move to the others).
 4. The DAGs run under Airflow's scheduler (``airflow standalone`` on a free loopback port, as ``make up``
    runs it), each triggered and waited for through the REST API: ``hbrep_failover`` claims the dead
-   server's queues, ``hbrep_ship`` ships every queue (spark-submit), ``hbrep_verify`` runs
-   VerifyReplication and the Great Expectations checks.
+   server's queues, ``hbrep_ship`` ships every queue (on the Spark Connect server the demo starts),
+   ``hbrep_verify`` runs VerifyReplication and the Great Expectations checks.
 5. A report: rows written and shipped, lag, failovers, GOODROWS/BADROWS, where the GX Data Docs are.
 Everything it started is stopped at the end, also on failure or Ctrl-C.
 
@@ -28,6 +28,7 @@ from typing import Any
 from replication.airflow_api import AirflowApi
 from replication.airflow_stack import airflow_environment, launch_standalone
 from replication.config import Config
+from replication.devstack.spark_connect import SparkConnectServer
 from replication.zk.server import ZooKeeperServer, free_port
 
 TABLE = "usertable"
@@ -45,16 +46,21 @@ def say(message: str) -> None:
     print(f"[demo] {message}", flush=True)
 
 
-def demo_environment(state: Path, source_key: str, api_port: int) -> dict[str, str]:
+def demo_environment(
+    state: Path, source_key: str, api_port: int, spark_connect_port: int | None = None
+) -> dict[str, str]:
     """The embedded stack's Airflow environment, quieter, with the demo's settings; DAGs start paused (the
-    demo unpauses the three it runs) and hbrep_verify starts today, so its scheduler adds no catchup runs."""
+    demo unpauses the three it runs) and hbrep_verify starts today, so its scheduler adds no catchup runs.
+    The ship DAG runs on the Spark Connect server at ``spark_connect_port`` when given (one pass per run)."""
     extra = {
         "AIRFLOW__LOGGING__LOGGING_LEVEL": "WARNING",
         "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "True",
         "HBREP_VERIFY_START": time.strftime("%Y-%m-%d", time.gmtime()),
     }
     extra.update({"HBREP__" + key.replace(".", "__"): value for key, value in DEMO_CONF.items()})
-    return airflow_environment(state / "airflow", source_key, api_port=api_port, extra=extra)
+    return airflow_environment(
+        state / "airflow", source_key, api_port=api_port, spark_connect_port=spark_connect_port, extra=extra
+    )
 
 
 def run_dag(api: AirflowApi, dag_id: str, conf: dict[str, Any] | None = None, timeout: float = 900) -> dict[str, Any]:
@@ -103,9 +109,13 @@ def run(rows: int, state: Path) -> dict[str, Any]:
         zk_server.start()
         stack.callback(zk_server.stop)
         key_a, key_b = f"{zk_server.hosts}:/hbase-a", f"{zk_server.hosts}:/hbase-b"
-        env = demo_environment(state, key_a, free_port())
+        spark = SparkConnectServer(state / "spark", free_port())
+        env = demo_environment(state, key_a, free_port(), spark.port)
         airflow = launch_standalone(env, log)  # boots (scheduler, API server, ...) while the clusters start
         stack.callback(airflow.stop)
+        say(f"starting the Spark Connect server (pyspark's jars) on {spark.url}, the ship DAG's engine")
+        spark.start()
+        stack.callback(spark.stop)
         conf = Config.load(env={}, overrides=DEMO_CONF)
         say("starting cluster a (/hbase-a, 3 region servers) and cluster b (/hbase-b, 2 region servers)")
         cluster_a = stack.enter_context(start_cluster(key_a, str(state / "a"), 3, conf=conf, name="a"))

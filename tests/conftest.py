@@ -9,6 +9,8 @@
   free loopback ports, started once for the session; its logs are attached to every failed test
   that used it.
 - ``pair``: per module, two embedded clusters A (3 region servers) → B (2) with small retry settings.
+- ``spark_connect``: a real Spark Connect server (Spark's own, from pyspark's jars) on a free loopback
+  port for the whole session, started on first use.
 """
 
 from __future__ import annotations
@@ -180,3 +182,17 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
         return
     for jvm in (cluster.namenode, cluster.datanode):
         report.sections.append((f"{jvm.name} log tail ({jvm.log_file})", jvm.log_tail(60)))
+
+
+@pytest.fixture(scope="session")
+def spark_connect(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """One Spark Connect server (``hbrep spark start``'s component) for the whole session, then stopped."""
+    from replication.devstack.spark_connect import SparkConnectServer
+    from replication.net import free_port
+
+    server = SparkConnectServer(tmp_path_factory.mktemp("spark-connect"), free_port(), driver_memory_mb=768)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -62,6 +62,10 @@ def test_bad_ratio_rejected_with_key_named(tmp_path):
         ("zookeeper.znode.parent", "hbase", "must start with '/'"),
         ("hbrep.regionserver.gc.thresholds", "20000,20", "three comma-separated non-negative integers"),
         ("hbrep.regionserver.gc.thresholds", "20000,-1,10", "three comma-separated non-negative integers"),
+        ("hbrep.spark.mode", "yarn", "'yarn' is not one of connect | submit"),
+        ("hbrep.spark.connect.url", "http://127.0.0.1:15002", "not a Spark Connect URL"),
+        ("hbrep.spark.connect.port", "70000", "above the maximum 65535"),
+        ("hbrep.ship.window.ms", "-1", "below the minimum 0"),
     ],
 )
 def test_bad_values_rejected(key, value, message):
@@ -95,3 +99,21 @@ def test_with_overrides_validates():
     with pytest.raises(ConfigError):
         conf.with_overrides({"replication.source.ratio": "0"})
     assert set(DEFAULTS) <= set(conf)
+
+
+def test_a_bad_spark_mode_is_one_clear_line_from_the_cli(tmp_path):
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "replication.cli", "spark", "status"],
+        capture_output=True,
+        text=True,
+        env={"HBREP__hbrep__spark__mode": "local", "PATH": ""},
+        timeout=60,
+    )
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        "hbrep: error: bad value for hbrep.spark.mode (from environment HBREP__hbrep__spark__mode): "
+        "'local' is not one of connect | submit"
+    ]

@@ -1,7 +1,10 @@
 """Values the DAG files share, read from the environment only (no I/O at DAG parse time).
 
 - ``HBREP_ZK_CONN_ID`` (default ``hbrep_source``): the ZooKeeper connection of the source cluster;
-- ``HBREP_SPARK_CONN_ID`` (default ``spark_default``): the Spark connection of the ship job;
+- ``HBREP_SPARK_CONN_ID`` (default ``spark_default``): the Spark connection of the ship job (submit mode);
+- ``HBREP__hbrep__spark__mode`` (default ``submit``): ``connect`` ships on a Spark Connect server;
+- ``HBREP_SPARK_CONNECT_CONN_ID`` (default ``hbrep_spark_connect``): that server's ``spark_connect`` connection;
+- ``HBREP_SHIP_SCHEDULE`` (default ``* * * * *``): the ship DAG's schedule;
 - ``HBREP_ZK_POOL`` (default ``zookeeper``): the pool every ZooKeeper-touching task runs in;
 - ``HBREP__hbrep__lag__alert__ms``: the lag alert threshold (as in ``replication.config``);
 - ``HBREP__hbase__master__cleaner__interval``: how often the log cleaner runs (as in ``replication.config``);
@@ -20,9 +23,20 @@ from airflow.sdk import AsyncCallback, DeadlineAlert, DeadlineReference
 ZK_CONN_ID = os.environ.get("HBREP_ZK_CONN_ID", "hbrep_source")
 SPARK_CONN_ID = os.environ.get("HBREP_SPARK_CONN_ID", "spark_default")
 ZK_POOL = os.environ.get("HBREP_ZK_POOL", "zookeeper")
+SPARK_CONNECT_CONN_ID = os.environ.get("HBREP_SPARK_CONNECT_CONN_ID", "hbrep_spark_connect")
 VERIFY_START = os.environ.get("HBREP_VERIFY_START", "2026-11-15")
 DEFAULT_LAG_ALERT_MS = 300000  # replication.config DEFAULTS["hbrep.lag.alert.ms"]
 DEFAULT_CLEANER_INTERVAL_MS = 600000  # replication.config DEFAULTS["hbase.master.cleaner.interval"]
+
+
+def spark_mode() -> str:
+    """``hbrep.spark.mode`` from its environment override (read when the DAG file is parsed), else ``submit``."""
+    return os.environ.get("HBREP__hbrep__spark__mode", "submit").strip()  # noqa: SIM112 (config key case)
+
+
+def ship_schedule() -> str:
+    """The ship DAG's schedule: ``HBREP_SHIP_SCHEDULE``, else every minute."""
+    return os.environ.get("HBREP_SHIP_SCHEDULE", "* * * * *")
 
 
 def lag_alert_ms() -> int:

@@ -1,9 +1,10 @@
-"""``make up`` / ``make down``: ZooKeeper, two embedded clusters (a → b, peer 1) and ``airflow standalone``.
+"""``make up`` / ``make down``: ZooKeeper, two embedded clusters (a → b, peer 1), the Spark Connect server
+the ship DAG runs on, and ``airflow standalone``.
 
 State lives in ``<state>/`` (default ``.hbrep/airflow-stack``): ``zk/`` (ZooKeeper), ``a/`` and ``b/`` (cluster
-roots), ``airflow/`` (AIRFLOW_HOME), ``stack.json`` (what was started), ``airflow.log``. ``up`` starts
-Airflow under ``setsid`` so ``down`` can stop its whole session (scheduler, api-server, triggerer, workers)
-with SIGTERM, and stops the region servers and ZooKeeper it started.
+roots), ``spark/`` (Spark Connect), ``airflow/`` (AIRFLOW_HOME), ``stack.json`` (what was started),
+``airflow.log``. ``up`` starts Airflow under ``setsid`` so ``down`` can stop its whole session (scheduler,
+api-server, triggerer, workers) with SIGTERM, and stops the region servers, Spark Connect and ZooKeeper.
 """
 
 from __future__ import annotations
@@ -18,18 +19,28 @@ from pathlib import Path
 from replication.airflow_stack import airflow_command, airflow_environment, start_standalone, stop_session
 
 DAG_IDS = ("hbrep_ship", "hbrep_failover", "hbrep_log_cleaner", "hbrep_verify")
+# The embedded stack's ship schedule and window (README, "make up"; chosen from bench/scheduler.py).
+SHIP_SCHEDULE = "* * * * *"
+SHIP_WINDOW_MS = 50000
 REPO = Path(__file__).resolve().parents[2]
 
 
-def airflow_env(state: Path, source_key: str, port: int) -> dict[str, str]:
-    """The environment of every Airflow process of the stack (loopback only, 4 workers)."""
-    return airflow_environment(state / "airflow", source_key, api_port=port)
+def airflow_env(
+    state: Path, source_key: str, port: int, spark_port: int | None, window_ms: int = SHIP_WINDOW_MS
+) -> dict[str, str]:
+    """The environment of every Airflow process of the stack (loopback only, 4 workers); the ship DAG
+    runs on the Spark Connect server at ``spark_port``, or through spark-submit when it is None."""
+    extra = {"HBREP_SHIP_SCHEDULE": SHIP_SCHEDULE, "HBREP__hbrep__ship__window__ms": str(window_ms)}
+    return airflow_environment(state / "airflow", source_key, api_port=port, spark_connect_port=spark_port, extra=extra)
 
 
-def up(state: Path, zk_port: int, port: int) -> None:
+def up(
+    state: Path, zk_port: int, port: int, spark_port: int, mode: str = "connect", window_ms: int = SHIP_WINDOW_MS
+) -> None:
     """Start everything (see module doc) and print the UI address and how to log in."""
     from replication.cluster.embedded import start_cluster
     from replication.config import Config
+    from replication.devstack.spark_connect import SparkConnectServer
     from replication.net import port_in_use
     from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
     from replication.zk.peer_storage import ReplicationPeerConfig, ReplicationPeerStorage
@@ -42,6 +53,11 @@ def up(state: Path, zk_port: int, port: int) -> None:
     zk.start()
     stack: dict[str, object] = {"zk_dir": str(state / "zk"), "zk_port": zk_port, "roots": []}
     (state / "stack.json").write_text(json.dumps(stack))
+    spark = SparkConnectServer(state / "spark", spark_port)
+    if mode == "connect":
+        spark.start()
+        stack["spark_dir"] = str(spark.state_dir)
+        (state / "stack.json").write_text(json.dumps(stack))
     keys = {name: f"127.0.0.1:{zk_port}:/hbase-{name}" for name in ("a", "b")}
     conf = Config.load()
     table = TableDescriptor.of("t1", ColumnFamilyDescriptor("f", scope=1))
@@ -57,7 +73,7 @@ def up(state: Path, zk_port: int, port: int) -> None:
             if "1" not in peers.list_peer_ids():
                 peers.add_peer("1", ReplicationPeerConfig(cluster_key=keys["b"]))
         cluster.zk.stop()  # the processes stay up; `down` stops them by their pid files
-    env = airflow_env(state, keys["a"], port)
+    env = airflow_env(state, keys["a"], port, spark_port if mode == "connect" else None, window_ms)
     airflow_command(env, "db", "migrate")
     airflow_command(env, "pools", "set", "zookeeper", "4", "protects the ZooKeeper ensemble")
     airflow = start_standalone(env, state / "airflow.log", timeout=240)
@@ -71,6 +87,8 @@ def up(state: Path, zk_port: int, port: int) -> None:
     print(f"Airflow UI:        http://127.0.0.1:{port}/   (log in as admin / {password}; file {password_file})")
     print(f"Replication view:  http://127.0.0.1:{port}/hbrep/")
     print(f"Source cluster a:  {keys['a']} (table t1, family f replicated to peer 1 = {keys['b']})")
+    if mode == "connect":
+        print(f"Spark Connect:     {spark.url} (the ship DAG's engine; hbrep spark status --state {spark.state_dir})")
     print("Stop everything:   make down")
 
 
@@ -81,6 +99,7 @@ def down(state: Path, clean: bool = False) -> None:
     unless ``clean`` is set, which removes the whole state folder once everything is stopped.
     """
     from replication.cluster.embedded import stop_servers
+    from replication.devstack.spark_connect import SparkConnectServer
     from replication.zk.server import ZooKeeperServer
 
     path = state / "stack.json"
@@ -94,9 +113,11 @@ def down(state: Path, clean: bool = False) -> None:
         stop_session(int(sid))
     for root in stack.get("roots", []):
         stop_servers(root)
+    if stack.get("spark_dir"):
+        SparkConnectServer(stack["spark_dir"]).stop()
     ZooKeeperServer(stack["zk_dir"], int(stack["zk_port"])).stop()
     path.unlink()
-    print("stopped Airflow, the region servers and ZooKeeper")
+    print("stopped Airflow, the region servers, Spark Connect and ZooKeeper")
     _remove_state(state, clean)
 
 
@@ -113,11 +134,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--state", default=str(REPO / ".hbrep" / "airflow-stack"))
     parser.add_argument("--zk-port", type=int, default=21810)
     parser.add_argument("--port", type=int, default=8080)
+    parser.add_argument("--spark-port", type=int, default=15002, help="Spark Connect's gRPC port")
+    parser.add_argument("--spark-mode", choices=("connect", "submit"), default="connect",
+                        help="the ship DAG's engine: the Spark Connect server, or spark-submit per run")  # fmt: skip
+    parser.add_argument("--ship-window-ms", type=int, default=SHIP_WINDOW_MS, help="hbrep.ship.window.ms")
     parser.add_argument("--clean", action="store_true", help="down: also remove the state folder")
     args = parser.parse_args(argv)
     state = Path(args.state).resolve()
     if args.action == "up":
-        up(state, args.zk_port, args.port)
+        up(state, args.zk_port, args.port, args.spark_port, args.spark_mode, args.ship_window_ms)
     else:
         down(state, clean=args.clean)
     return 0

@@ -2,8 +2,10 @@
 
 - :class:`InProcessRunner` runs the job in a given SparkSession (tests, ``hbrep ship --once --in-process``);
 - :class:`SparkSubmitRunner` runs ``spark-submit replication/jobs/ship.py`` on ``hbrep.spark.master``;
+- :class:`replication.jobs.connect.ConnectShipRunner` runs it on a Spark Connect server (``hbrep.spark.mode``
+  ``connect``);
 - :func:`runner_for` picks one; :func:`pyfiles_for` builds the archive a separate ``spark-submit`` (the
-  Airflow ship task) passes as ``--py-files``. Both runners follow ``source/job_runner.ShipJobRunner``.
+  Airflow ship task) passes as ``--py-files``. All three follow ``source/job_runner.ShipJobRunner``.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from replication.config import Config
+from replication.jobs.connect import ConnectShipRunner
 from replication.jobs.ship import run_ship_job
 from replication.jobs.submit import build_pyfiles, spark_submit
 from replication.source.job_runner import ShipJobRunner
@@ -55,5 +58,10 @@ class SparkSubmitRunner:
 
 
 def runner_for(conf: Config, spark: Any = None) -> ShipJobRunner:
-    """In ``spark`` when a session is given, else spark-submit."""
-    return InProcessRunner(spark) if spark is not None else SparkSubmitRunner()
+    """In ``spark`` when a session is given; else by ``hbrep.spark.mode``: the Spark Connect server
+    (``connect``, jobs/connect.ConnectShipRunner) or spark-submit (``submit``)."""
+    if spark is not None:
+        return InProcessRunner(spark)
+    if conf.get_str("hbrep.spark.mode") == "connect":
+        return ConnectShipRunner(conf)
+    return SparkSubmitRunner()

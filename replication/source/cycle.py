@@ -30,6 +30,7 @@ from replication.source.job_runner import ShipJobRunner
 from replication.source.manifest import Manifest, ShipResult, read_text, result_path_for, work_dir_for, write_text
 from replication.source.snapshot import build_manifest
 from replication.zk.cluster_key import ClusterKey
+from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import ReplicationPeerStorage
 
 LOG = logging.getLogger(__name__)
@@ -124,8 +125,10 @@ def commit_step(
     *,
     owner: str,
     result_path: str | None = None,
+    release: bool = True,
 ) -> CycleReport:
-    """Commit the result of a manifest, record metrics, release the leases; idempotent."""
+    """Commit the result of a manifest, record metrics, release the leases (unless ``release`` is
+    false: a ship window keeps them for its next pass); idempotent."""
     manifest = Manifest.from_json(read_text(manifest_path))
     result_path = result_path or result_path_for(manifest_path)
     result = (
@@ -141,13 +144,20 @@ def commit_step(
         MetricsStore(source.fs, source.root).record_cycle(
             manifest.cycle_id, result.queues, {"peers": report.peers, "spark_job": report.spark_job}
         )
-    finally:
+    except BaseException:
         # released even when the root's filesystem fails under the metrics write (an HDFS DataNode
-        # gone): the positions committed above are right, and the next cycle must not wait for the
-        # lease to expire
-        for peer_id in manifest.peers:
-            lease.release(zk, source.paths, peer_id, owner)
+        # gone): the positions committed above are right, and the next cycle (or pass) must not wait
+        # for the lease to expire
+        _release_leases(zk, source.paths, manifest, owner)
+        raise
+    if release:
+        _release_leases(zk, source.paths, manifest, owner)
     return report
+
+
+def _release_leases(zk: KazooClient, paths: ZNodePaths, manifest: Manifest, owner: str) -> None:
+    for peer_id in manifest.peers:
+        lease.release(zk, paths, peer_id, owner)
 
 
 PEER_TOTALS = (

@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parents[2]
 DOCKER = REPO / "docker"
 COMPOSE = DOCKER / "docker-compose.yml"
 REQUIRED = {
-    "zk1", "zk2", "zk3", "namenode", "datanode", "spark-master", "spark-worker-1", "spark-worker-2",
+    "zk1", "zk2", "zk3", "namenode", "datanode", "spark-master", "spark-worker-1", "spark-worker-2", "spark-connect",
     "postgres", "airflow-scheduler", "airflow-api-server", "airflow-dag-processor", "airflow-triggerer",
     "hbrep-a", "hbrep-b",
 }  # fmt: skip

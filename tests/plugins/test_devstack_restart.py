@@ -29,8 +29,8 @@ def devstack(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_down_then_up_at_once_twice_keeps_state(tmp_path):
-    state, zk_port, port = str(tmp_path / "stack"), free_port(), free_port()
-    ports = ["--state", state, "--zk-port", str(zk_port), "--port", str(port)]
+    state, zk_port, port, spark_port = str(tmp_path / "stack"), free_port(), free_port(), free_port()
+    ports = ["--state", state, "--zk-port", str(zk_port), "--port", str(port), "--spark-port", str(spark_port)]
     try:
         for round_ in range(3):
             up = devstack("up", *ports)
@@ -44,12 +44,13 @@ def test_down_then_up_at_once_twice_keeps_state(tmp_path):
                     zk.create("/hbase-a/restart-marker", b"kept")
                 assert zk.get("/hbase-a/restart-marker")[0] == b"kept"  # the clusters' state survived
                 assert zk.get_children("/hbase-a/replication/peers") == ["1"]
+                assert port_in_use(spark_port)  # the ship DAG's Spark Connect server
             finally:
                 zk.stop()
                 zk.close()
             down = devstack("down", "--state", state)
             assert down.returncode == 0, down.stderr
-            assert not port_in_use(zk_port) and not port_in_use(port)
+            assert not port_in_use(zk_port) and not port_in_use(port) and not port_in_use(spark_port)
         assert (tmp_path / "stack" / "zk").is_dir()  # kept: the next up finds the clusters' state
         cleaned = devstack("down", "--state", state, "--clean")
         assert cleaned.returncode == 0 and not (tmp_path / "stack").exists()

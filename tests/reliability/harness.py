@@ -176,6 +176,14 @@ def verify(spark, source: EmbeddedCluster, peer: EmbeddedCluster, table: str) ->
     return verify_tables(spark, source.root, peer.root, table, options)
 
 
+def row_keys(spark, cluster: EmbeddedCluster, table: str) -> set[bytes]:  # type: ignore[no-untyped-def]
+    """The row keys of ``table``'s replicated family on ``cluster`` (after a flush), as a set."""
+    from replication.tables.spark_views import scan
+
+    flush(cluster, table)
+    return {bytes(r.row) for r in scan(spark, cluster.root, table, families=[REPLICATED]).select("row").collect()}
+
+
 def queue_state(source: EmbeddedCluster) -> dict:
     """Every queue of ``source``: ``{replicator: {queue id: {wal: position}}}``."""
     return ReplicationQueueStorage(source.zk, paths_of(source)).snapshot().as_dict()

@@ -36,6 +36,7 @@ from tests.reliability.harness import (
     peer_writes,
     queue_state,
     row_cells,
+    row_keys,
     shipped_rows,
     throttled,
     verify,
@@ -66,6 +67,12 @@ def finish(world, spark, scenario, table: str, written: int, shipped: int) -> No
     assert result.counters["BADROWS"] == 0, result.as_dict()
     assert result.counters["GOODROWS"] == written
     scenario.check(f"VerifyReplication: GOODROWS={written} (every row written), BADROWS=0")
+    source_keys, peer_keys = row_keys(spark, world.a, table), row_keys(spark, world.b, table)
+    assert len(source_keys) == written and peer_keys == source_keys, (
+        f"row keys differ: {len(source_keys - peer_keys)} only on the source, "
+        f"{len(peer_keys - source_keys)} only on the peer"
+    )
+    scenario.check(f"the sets of row keys on both sides are equal ({written} keys)")
 
 
 def positions_of(state: dict, manifest: Manifest) -> dict[str, int]:

@@ -136,6 +136,24 @@ class ReplicationHook(BaseHook):
             "spark_master": conf.get_str("hbrep.spark.master"),
         }
 
+    def ship_window(self, peer_id: str, *, owner: str, cycle_prefix: str, connect_url: str) -> dict[str, Any]:
+        """Passes of snapshot → ship on the Spark Connect server at ``connect_url`` → commit, for up to
+        ``hbrep.ship.window.ms`` (``replication.ship_window.run_window``); returns the window's report."""
+        from replication.cluster.source_cluster import open_source
+        from replication.jobs.connect import ConnectShipRunner
+        from replication.ship_window import run_window
+        from replication.source.manifest import shared_work_dir
+
+        conf = self.conf
+        with self.zk_hook.connected() as zk:
+            work = shared_work_dir(conf, open_source(zk, self.cluster_key, conf).root)
+            with ConnectShipRunner(conf, work, url=connect_url, owner=owner) as runner:
+                report = run_window(
+                    zk, self.cluster_key, conf, runner, owner=owner, peer_ids=[peer_id], work_dir=work,
+                    cycle_prefix=cycle_prefix,
+                )  # fmt: skip
+        return report.as_dict()
+
     def commit(self, manifest_path: str, *, owner: str) -> dict[str, Any]:
         """``commit_step``: positions, finished WALs, metrics, lease release. Idempotent."""
         from replication.source.cycle import commit_step

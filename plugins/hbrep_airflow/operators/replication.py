@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
 from airflow.sdk import Asset, AssetAlias, BaseOperator
 from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
@@ -17,6 +18,7 @@ from hbrep_airflow.hooks.replication import ReplicationHook, default_owner, safe
 from hbrep_airflow.hooks.zookeeper import ZooKeeperHook
 
 PEER_ASSET_ALIAS = "hbrep-peers"
+WINDOW_SUMMARY_KEYS = ("passes", "shipping_passes", "rows", "bytes", "lag_ms_at_end", "ended", "window_ms")
 
 
 def peer_asset_uri(cluster: str, peer_id: str) -> str:
@@ -126,6 +128,56 @@ class CommitOperator(_HbrepOperator):
                 + (f" (and {len(failed) - 1} more)" if len(failed) > 1 else "")
             )
         return report
+
+
+class ShipWindowOperator(_HbrepOperator):
+    """Ship one peer on the Spark Connect server: passes of snapshot → job → commit for up to
+    ``hbrep.ship.window.ms`` under the run's lease (one pass when it is 0).
+
+    The server's URL comes from the Spark provider's ``spark_connect`` connection (SparkConnectHook).
+    Skips when no pass had anything to ship or another run holds the peer; fails (without retry) when a
+    queue failed or is stuck, after committing what the peer acknowledged; emits the peer's asset event
+    with the window's summary (passes, rows, bytes, lag at end), which it also returns for XCom.
+    """
+
+    template_fields: Sequence[str] = ("peer_id",)
+
+    def __init__(
+        self, *, peer_id: str, spark_connect_conn_id: str = SparkConnectHook.default_conn_name, **kwargs: Any
+    ) -> None:
+        kwargs.setdefault("outlets", [AssetAlias(PEER_ASSET_ALIAS)])
+        super().__init__(**kwargs)
+        self.peer_id = peer_id
+        self.spark_connect_conn_id = spark_connect_conn_id
+
+    def execute(self, context: Any) -> dict[str, Any]:
+        url = SparkConnectHook(self.spark_connect_conn_id).get_connection_url()
+        hook = self.hook
+        ti = context["ti"]
+        report = hook.ship_window(
+            self.peer_id,
+            owner=default_owner(_dag_id(context), _run_id(context), self.peer_id),
+            cycle_prefix=safe_name(f"{_run_id(context)}-{self.peer_id}-try{ti.try_number}"),
+            connect_url=url,
+        )
+        summary = {key: report[key] for key in WINDOW_SUMMARY_KEYS}
+        for one in report["pass_records"]:
+            self.log.info("Pass %(number)d (%(cycle_id)s): %(queues)d queue(s), %(rows)d rows, %(bytes)d bytes, "
+                          "%(seconds).3fs", one)  # fmt: skip
+        self.log.info("Peer %s window on %s: %s", self.peer_id, url.split(";")[0], summary)
+        if report["failures"]:
+            first = report["failures"][0]
+            raise AirflowFailException(
+                f"peer {self.peer_id}: queue {first['queue']} {first['status']}: {first['error']}"
+                + (f" (and {len(report['failures']) - 1} more)" if len(report["failures"]) > 1 else "")
+            )
+        if not report["shipping_passes"]:
+            why = report["busy_peers"].get(self.peer_id) or "nothing to ship (no queue has unshipped data)"
+            raise AirflowSkipException(f"peer {self.peer_id}: {why}")
+        context["outlet_events"][AssetAlias(PEER_ASSET_ALIAS)].add(
+            Asset(peer_asset_uri(hook.cluster_name(), self.peer_id)), extra=summary
+        )
+        return summary
 
 
 class ReleaseLeaseOperator(_HbrepOperator):
