@@ -13,7 +13,6 @@ and fails with one clear line (plus the log tail) otherwise. ``stop`` leaves no 
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import signal
@@ -26,6 +25,7 @@ from pathlib import Path
 
 from replication.errors import HbrepError
 from replication.net import LOOPBACK, free_port, port_in_use
+from replication.processes import pid_alive, reap, signal_group
 
 ZK_MAIN_STANDALONE = "org.apache.zookeeper.server.ZooKeeperServerMain"
 ZK_MAIN_QUORUM = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
@@ -58,21 +58,6 @@ def four_letter_word(host: str, port: int, word: str = "srvr", timeout: float = 
                 break
             chunks.append(chunk)
     return b"".join(chunks).decode("utf-8", "replace")
-
-
-def pid_alive(pid: int) -> bool:
-    """True when a process with this pid exists and is not a zombie."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split(") ", 1)[1][0] != "Z"
-    except (FileNotFoundError, IndexError):
-        return False
 
 
 @dataclass(frozen=True)
@@ -273,17 +258,17 @@ class ZooKeeperServer:
         if pid is None or not pid_alive(pid):
             self.pid_file.unlink(missing_ok=True)
             return False
-        _signal_group(pid, signal.SIGTERM)
+        signal_group(pid, signal.SIGTERM)
         deadline = time.monotonic() + timeout
         while pid_alive(pid) and time.monotonic() < deadline:
-            _reap(pid)
+            reap(pid)
             time.sleep(0.05)
         if pid_alive(pid):
-            _signal_group(pid, signal.SIGKILL)
+            signal_group(pid, signal.SIGKILL)
             while pid_alive(pid):
-                _reap(pid)
+                reap(pid)
                 time.sleep(0.05)
-        _reap(pid)
+        reap(pid)
         self.pid_file.unlink(missing_ok=True)
         return True
 
@@ -291,9 +276,9 @@ class ZooKeeperServer:
         """SIGKILL the server at once (for failure tests); the pid file is removed."""
         pid = self.read_pid()
         if pid is not None and pid_alive(pid):
-            _signal_group(pid, signal.SIGKILL)
+            signal_group(pid, signal.SIGKILL)
             while pid_alive(pid):
-                _reap(pid)
+                reap(pid)
                 time.sleep(0.02)
         self.pid_file.unlink(missing_ok=True)
 
@@ -324,19 +309,6 @@ class ZooKeeperServer:
     def _log_tail_suffix(self) -> str:
         tail = self.log_tail()
         return f"; log tail ({self.log_file}):\n{tail}" if tail else ""
-
-
-def _signal_group(pid: int, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, sig)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.kill(pid, sig)
-
-
-def _reap(pid: int) -> None:
-    """Collect the exit status if ``pid`` is our child, so it does not linger as a zombie."""
-    with contextlib.suppress(ChildProcessError, OSError):
-        os.waitpid(pid, os.WNOHANG)
 
 
 class LoopbackEnsemble:
