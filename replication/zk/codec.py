@@ -39,14 +39,14 @@ def strip_metadata(data: bytes | None) -> bytes | None:
     byte, a 4-byte big-endian length, then that many bytes naming the writer (``master:16000`` and a
     random id). HBase strips it on every read, and so does every reader here. hbrep writes values
     without it, which HBase reads the same way (data not starting with 0xFF is taken as it is).
+    Data that starts with 0xFF but whose length does not fit is not such a prefix: it is returned as
+    it is, for the caller's parser to name what is wrong with it (HBase would fail on it).
     """
-    if not data or data[0] != ZK_METADATA_MAGIC:
+    if not data or data[0] != ZK_METADATA_MAGIC or len(data) < 5:
         return data
-    if len(data) < 5:
-        raise BadZNodeData(f"{len(data)} bytes: a RecoverableZooKeeper metadata prefix cut short")
     id_length = int.from_bytes(data[1:5], "big", signed=True)
     if id_length < 0 or 5 + id_length > len(data):
-        raise BadZNodeData(f"{len(data)} bytes: RecoverableZooKeeper metadata length {id_length} out of range")
+        return data
     return data[5 + id_length :]
 
 
