@@ -10,6 +10,7 @@ import click
 from kazoo.client import KazooClient
 
 from replication.cli.common import CliContext, emit_json, json_option, pass_context
+from replication.errors import HbrepError
 from replication.source.peer_protocol import configured_protocol
 from replication.zk.client import connect, zk_options
 from replication.zk.layout import ZNodePaths
@@ -79,7 +80,7 @@ def add_peer(
     for item in config_items:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            raise click.BadParameter("an entry without KEY=VALUE (values are not echoed)", param_hint="--config")
+            raise HbrepError("--config takes KEY=VALUE entries; one has no '=' (values are not echoed)")
         configuration[key.strip()] = value.strip()
     configured_protocol(peer_id, configuration)  # UnknownPeerProtocol for a bad hbrep.peer.protocol
     cfs = parse_table_cfs(table_cfs) if table_cfs else None

@@ -27,7 +27,8 @@ from replication.zk import codec, journal
 from replication.zk.peer_storage import ReplicationPeerConfig
 
 REPO = Path(__file__).resolve().parents[2]
-HLOGS_094 = REPO.parent / "shared" / "fixtures" / "hbase-0.94-hlogs"
+# ../shared/fixtures next to the checkout (as tests/conftest.py), or next to the worktrees' folder.
+_FIXTURE_DIRS = [REPO.parent / "shared" / "fixtures", REPO.parents[1] / "shared" / "fixtures"]
 _SCRATCH = Path(tempfile.mkdtemp(prefix="hbrep-fuzz-"))
 
 
@@ -111,7 +112,11 @@ def _entries() -> list[Entry]:
 def seeds(target: str) -> list[bytes]:
     """The corpus a target starts from: real files where hbrep reads real files."""
     if target == "wal_file":
-        found = [p.read_bytes() for p in sorted(HLOGS_094.rglob("*")) if p.is_file()]  # written by HBase 0.94
+        hlogs = next((d / "hbase-0.94-hlogs" for d in _FIXTURE_DIRS if (d / "hbase-0.94-hlogs").is_dir()), None)
+        if hlogs is None:
+            raise FileNotFoundError(f"the HBase 0.94 HLog fixtures are in none of {[str(d) for d in _FIXTURE_DIRS]}")
+        found = [p.read_bytes() for p in sorted(hlogs.rglob("*")) if p.is_file()]  # written by HBase 0.94
+        assert len(found) >= 8, hlogs
         for writer in ("ProtobufLogWriter", "AsyncProtobufLogWriter"):
             path = _SCRATCH / f"seed-{writer}"
             path.unlink(missing_ok=True)
