@@ -11,7 +11,7 @@ export GX_ANALYTICS_ENABLED := false
 export PYSPARK_PYTHON := $(CURDIR)/$(VENV)/bin/python
 export PYSPARK_DRIVER_PYTHON := $(CURDIR)/$(VENV)/bin/python
 
-.PHONY: install test test-fast demo bench lint fmt lock proto clean up down chaos chromium
+.PHONY: install test test-fast demo bench lint fmt lock proto clean up down chaos chromium fuzz
 
 install: $(STAMP)
 
@@ -37,6 +37,13 @@ demo: install
 chaos: install
 	HBREP_CHAOS_LONG=1 $(PY) -m pytest -q -p no:cacheprovider tests/reliability $(PYTEST_ARGS)
 
+# Long fuzzing of hbrep's parsers under atheris (libFuzzer), FUZZ_SECONDS per target (default 300); make test
+# runs the same targets bounded, under hypothesis (tests/fuzz). atheris is installed here only (binary wheel).
+fuzz: install
+	$(UV) pip install --python $(PY) -q atheris==3.0.0
+	cd tests/fuzz && ../../$(PY) run_fuzz.py --seconds $(or $(FUZZ_SECONDS),300) --work ../../build/fuzz \
+	  --report ../../RELIABILITY.md
+
 bench: install
 	$(PY) -m bench $(if $(QUICK),--quick,)
 
@@ -51,9 +58,10 @@ fmt: install
 # Regenerate the checked-in protobuf modules from replication/proto/*.proto.
 proto: install
 	$(PY) -m grpc_tools.protoc -Ireplication/proto --python_out=replication/proto --pyi_out=replication/proto \
-	  $$(grep -l '^service ' replication/proto/*.proto | sed 's|^|--grpc_python_out=replication/proto |' | head -1) \
 	  replication/proto/*.proto
-	sed -i -E 's/^import ([A-Za-z_]+_pb2)/from . import \1/' replication/proto/*_pb2*.py
+	$(PY) -m grpc_tools.protoc -Ireplication/proto --grpc_python_out=replication/proto \
+	  $$(grep -l '^service ' replication/proto/*.proto)
+	sed -i -E 's/^import ([A-Za-z_]+_pb2)/from . import \1/' replication/proto/*_pb2*.py replication/proto/*_pb2.pyi
 
 # Re-pin every dependency (run after editing pyproject.toml); commit constraints.txt.
 lock: install

@@ -40,6 +40,7 @@ BENCHMARKS: list[str] = [
     "zk_snapshot",
     "ingest",
     "wal_reader",
+    "wal_reader_vs_hbase",
     "verify",
     "cycle_cost",
     "e2e",

@@ -10,9 +10,9 @@ from typing import Any
 
 from kazoo.client import KazooClient
 
+from replication.cluster.source_cluster import open_source
 from replication.config import Config
 from replication.metrics import MetricsStore
-from replication.source.snapshot import open_source
 from replication.zk.cluster_key import ClusterKey
 
 

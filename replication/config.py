@@ -82,7 +82,9 @@ DEFAULTS: dict[str, str] = {
     "hbase.separate.oldlogdir.by.regionserver": "false",
     "hbase.hregion.memstore.flush.size": "134217728",
     "hbase.regionserver.optionalcacheflushinterval": "3600000",
-    # region server RPC: bind address, advertised host name, port (0 = any free port, the embedded default)
+    # region server RPC: bind address, advertised host name, port (0 = any free port, the embedded default;
+    # a deliberate difference from HBase's 16020, tests/interop/test_config_with_hbase.py: several embedded
+    # region servers share one machine)
     "hbase.regionserver.ipc.address": "127.0.0.1",
     "hbase.regionserver.hostname": "",
     "hbase.regionserver.port": "0",
@@ -107,6 +109,16 @@ DEFAULTS: dict[str, str] = {
     "hbrep.zk.auth": "",
     "hbrep.source.ship.max.attempts": "10",
     "hbrep.ship.lease.ms": "900000",
+    # TLS (replication/tls.py): region-server RPC and ZooKeeper client sessions; PEM file paths
+    "hbrep.rpc.tls.enabled": "false",
+    "hbrep.rpc.tls.cert": "",
+    "hbrep.rpc.tls.key": "",
+    "hbrep.rpc.tls.ca": "",
+    "hbrep.rpc.tls.client.auth": "false",
+    "hbrep.zk.tls.enabled": "false",
+    "hbrep.zk.tls.cert": "",
+    "hbrep.zk.tls.key": "",
+    "hbrep.zk.tls.ca": "",
     # region-server processes: CPython gc thresholds gen0,gen1,gen2 (see replication/cluster/gc_tuning.py)
     "hbrep.regionserver.gc.thresholds": "20000,20,10",
 }
@@ -164,6 +176,16 @@ def _digest_auth(raw: str) -> str:
     if raw and (not sep or not user.strip() or not password):
         raise ValueError("must be empty or user:password with a non-empty user and password (value not shown)")
     return raw
+
+
+def _pem_file(raw: str) -> str:
+    # Empty (not used), or a readable regular file: a TLS certificate, key or CA bundle.
+    path = raw.strip()
+    if path and not os.path.isfile(path):
+        raise ValueError(f"{path!r} is not a file")
+    if path and not os.access(path, os.R_OK):
+        raise ValueError(f"{path!r} is not readable")
+    return path
 
 
 def parse_gc_thresholds(raw: str) -> tuple[int, int, int]:
@@ -258,6 +280,15 @@ VALIDATORS: dict[str, Validator] = {
     "hbrep.spark.connect.retries": _int(0),
     "hbrep.ship.window.ms": _int(0),
     "hbrep.regionserver.gc.thresholds": parse_gc_thresholds,
+    "hbrep.rpc.tls.enabled": _bool,
+    "hbrep.rpc.tls.cert": _pem_file,
+    "hbrep.rpc.tls.key": _pem_file,
+    "hbrep.rpc.tls.ca": _pem_file,
+    "hbrep.rpc.tls.client.auth": _bool,
+    "hbrep.zk.tls.enabled": _bool,
+    "hbrep.zk.tls.cert": _pem_file,
+    "hbrep.zk.tls.key": _pem_file,
+    "hbrep.zk.tls.ca": _pem_file,
 }
 
 

@@ -127,7 +127,10 @@ class WebHdfsFileSystem:
             return FileSystemError(f"file not found: {path}")
         if kind == "FileAlreadyExistsException":
             return FileSystemError(f"file already exists: {path}")
-        message = " ".join(str(exc.message if hasattr(exc, "message") else exc).split())
+        # a real NameNode appends the Java stack trace ("\n\tat org.apache...") to the message: keep
+        # only what it says, so the error stays one line
+        text = str(exc.message if hasattr(exc, "message") else exc)
+        message = " ".join(text.split("\n\tat ", 1)[0].split())
         return FileSystemError(f"WebHDFS {what} {path} failed: {kind or 'error'}: {message}")
 
     # -- reads ----------------------------------------------------------------------------------
@@ -146,12 +149,37 @@ class WebHdfsFileSystem:
             with self.client.read(path, offset=offset, length=length) as reader:
                 return reader.read()
 
-        return self._call("read", path, read)
+        try:
+            return self._call("read", path, read)
+        except FileSystemError as exc:
+            if not self._at_end(path, offset, exc):
+                raise
+            return b""
 
-    def _open_raw(self, path: str, offset: int) -> tuple[contextlib.AbstractContextManager[Any], Any]:
+    def _open_raw(self, path: str, offset: int) -> tuple[contextlib.AbstractContextManager[Any] | None, Any]:
         manager = self.client.read(path, offset=offset)
-        raw = self._call("open", path, manager.__enter__)
+        try:
+            raw = self._call("open", path, manager.__enter__)
+        except FileSystemError as exc:
+            if not self._at_end(path, offset, exc):
+                raise
+            return None, io.BytesIO(b"")
         return manager, raw
+
+    def _at_end(self, path: str, offset: int, exc: FileSystemError) -> bool:
+        """True when an OPEN failed only because ``offset`` is the file's length (nothing to read).
+
+        A real DataNode refuses ``OPEN&offset=<length>`` of a non-empty file ("Offset=N out of the range
+        [0, N)") where a local read returns b""; an offset past the end becomes one EOFException line.
+        """
+        if "out of the range" not in str(exc):
+            return False
+        length = self.status(path).length
+        if offset == length:
+            return True
+        raise FileSystemError(
+            f"WebHDFS read {path} failed: EOFException: offset {offset} is past the end of the file ({length} bytes)"
+        ) from None
 
     # -- writes ---------------------------------------------------------------------------------
     def create(self, path: str, overwrite: bool = False) -> BinaryIO:
@@ -276,7 +304,7 @@ class _WebHdfsInput(io.RawIOBase):
         self._fs = fs
         self._path = path
         self._pos = offset
-        self._manager: contextlib.AbstractContextManager[Any] | None = None
+        self._manager: contextlib.AbstractContextManager[Any] | None = None  # None: nothing to close
         self._raw: Any = None
         self._open()  # errors (missing file, offset past the end) surface at open, as locally
 

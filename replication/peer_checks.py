@@ -13,6 +13,7 @@ from typing import Any
 
 from kazoo.client import KazooClient
 
+from replication.cluster.info import local_state_dir
 from replication.config import Config
 from replication.fs import get_filesystem
 from replication.metrics import MetricsStore
@@ -47,8 +48,9 @@ def verify_replication(
 
 
 def quality_state_dir(source_root: str) -> str:
-    """Where GX keeps its project and Data Docs for a cluster: ``<root>/.hbrep/quality``."""
-    return os.path.join(source_root, ".hbrep", "quality")
+    """Where GX keeps its project and Data Docs for a cluster: ``<root>/.hbrep/quality`` for a local
+    root, under the cluster's local state folder for a root on HDFS (Data Docs are local files)."""
+    return os.path.join(local_state_dir(source_root), "quality")
 
 
 def check_replicated_table(

@@ -31,6 +31,7 @@ from replication.cluster.source_cluster import open_source
 from replication.errors import HbrepError
 from replication.tables.descriptors import TableRegistry
 from replication.tables.semantics import LATEST_TIMESTAMP
+from replication.tls import zk_client_tls
 from replication.zk.peer_storage import ReplicationPeerStorage
 
 if TYPE_CHECKING:
@@ -318,7 +319,7 @@ def resolve_target(zk: KazooClient, source_key: ClusterKey, conf: Config, peer: 
         peer_root = read_cluster_info(zk, peer_paths).root
     else:
         auth = conf.get_str("hbrep.zk.auth") or None
-        with connected(peer_key, auth=auth) as peer_zk:
+        with connected(peer_key, auth=auth, tls=zk_client_tls(conf)) as peer_zk:
             peer_root = read_cluster_info(peer_zk, peer_paths).root
     return VerifyTarget(str(source_key), source_root, str(peer_key), peer_root, peer_id)
 

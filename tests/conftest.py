@@ -5,6 +5,9 @@
 - ``cluster_key``: a fresh cluster key (own znode parent) on the shared server, for code that
   uses HBase's absolute layout (``<parent>/replication/...``).
 - ``spark``: a ``local[2]`` SparkSession bound to 127.0.0.1.
+- ``hdfs_cluster``: a real single-node HDFS (Hadoop's NameNode + DataNode from Maven Central) on
+  free loopback ports, started once for the session; its logs are attached to every failed test
+  that used it.
 - ``pair``: per module, two embedded clusters A (3 region servers) → B (2) with small retry settings.
 - ``spark_connect``: a real Spark Connect server (Spark's own, from pyspark's jars) on a free loopback
   port for the whole session, started on first use.
@@ -145,6 +148,40 @@ def spark() -> Iterator[object]:
     finally:
         session.stop()
         logging.getLogger("py4j").setLevel(logging.ERROR)  # no "Closing down clientserver" at exit
+
+
+@pytest.fixture(scope="session")
+def hdfs_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """One real HDFS (NameNode + DataNode JVMs, WebHDFS and permissions on) for the whole session.
+
+    Tests that break it (SIGKILL the DataNode, enter safe mode) restore it before they end.
+    """
+    from replication.devstack.hdfs import HdfsCluster, HdfsError
+
+    cluster = HdfsCluster(tmp_path_factory.mktemp("hdfs"))
+    try:
+        cluster.start()
+    except HdfsError as exc:
+        cluster.stop()
+        pytest.fail(f"the session HDFS did not start: {exc}", pytrace=False)
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
+    """Attach the NameNode's and DataNode's log tails to a failed test that used ``hdfs_cluster``."""
+    outcome = yield
+    report = outcome.get_result()
+    if not report.failed or "hdfs_cluster" not in getattr(item, "fixturenames", ()):
+        return
+    cluster = getattr(item, "funcargs", {}).get("hdfs_cluster")
+    if cluster is None:
+        return
+    for jvm in (cluster.namenode, cluster.datanode):
+        report.sections.append((f"{jvm.name} log tail ({jvm.log_file})", jvm.log_tail(60)))
 
 
 @pytest.fixture(scope="session")

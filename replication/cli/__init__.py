@@ -72,6 +72,8 @@ def _register() -> None:
     from replication.cli import (
         cluster_commands,
         demo_command,
+        hbase_commands,
+        hdfs_commands,
         maintenance_commands,
         peer_commands,
         ship_commands,
@@ -83,6 +85,8 @@ def _register() -> None:
 
     for command in (
         zk_commands.zk,
+        hdfs_commands.hdfs,
+        hbase_commands.hbase,
         spark_commands.spark,
         *peer_commands.COMMANDS,
         ship_commands.ship,

@@ -15,9 +15,9 @@ from replication.errors import HbrepError
 
 @contextlib.contextmanager
 def _zk(ctx: CliContext) -> Iterator[object]:
-    from replication.zk.client import connected
+    from replication.zk.client import connected, zk_options
 
-    with connected(ctx.cluster, auth=ctx.conf.get_str("hbrep.zk.auth", "") or None) as zk:
+    with connected(ctx.cluster, **zk_options(ctx.conf)) as zk:
         yield zk
 
 

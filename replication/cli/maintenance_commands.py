@@ -16,9 +16,9 @@ from replication.errors import HbrepError
 def clean(ctx: CliContext, once: bool, explain: bool, as_json: bool) -> None:
     """Delete oldWALs files older than hbase.master.logcleaner.ttl that no queue holds."""
     from replication.cleaner import clean_once
-    from replication.zk.client import connected
+    from replication.zk.client import connected, zk_options
 
-    with connected(ctx.cluster, auth=ctx.conf.get_str("hbrep.zk.auth") or None) as zk:
+    with connected(ctx.cluster, **zk_options(ctx.conf)) as zk:
         report = clean_once(zk, ctx.cluster, ctx.conf, explain=explain)
     if as_json:
         emit_json(report.as_dict())

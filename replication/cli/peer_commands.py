@@ -10,12 +10,13 @@ import click
 from kazoo.client import KazooClient
 
 from replication.cli.common import CliContext, emit_json, json_option, pass_context
-from replication.zk.client import connect
+from replication.source.peer_protocol import configured_protocol
+from replication.zk.client import connect, zk_options
 from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import (
     ReplicationPeerConfig,
     ReplicationPeerStorage,
-    format_table_cfs,
+    hbase_table_cfs_string,
     parse_namespaces,
     parse_table_cfs,
 )
@@ -36,7 +37,7 @@ PEER_COLUMNS = (
 @contextlib.contextmanager
 def zk_session(ctx: CliContext) -> Iterator[tuple[KazooClient, ZNodePaths]]:
     """A connected client for the command's cluster (closed afterwards) and its znode paths."""
-    zk = connect(ctx.cluster, auth=ctx.conf.get_str("hbrep.zk.auth") or None)
+    zk = connect(ctx.cluster, **zk_options(ctx.conf))
     try:
         yield zk, ZNodePaths(ctx.conf, parent=ctx.cluster.znode_parent)
     finally:
@@ -52,6 +53,15 @@ def zk_session(ctx: CliContext) -> Iterator[tuple[KazooClient, ZNodePaths]]:
 @click.option("--namespaces", default=None, help="Replicate whole namespaces: 'ns1,ns2' (sets REPLICATE_ALL false).")
 @click.option("--bandwidth", type=click.IntRange(0), default=0, help="Bytes per second, 0 = unthrottled.")
 @click.option("--serial", is_flag=True, help="Serial replication peer.")
+@click.option(
+    "--config",
+    "config_items",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Peer configuration entry (repeatable). Secrets by reference only: "
+    "hbrep.cluster.token.secret=env:NAME|file:/path|airflow-var:NAME|airflow-conn:ID (and hbrep.zk.auth.secret); "
+    "hbrep.peer.protocol=hbase|hbrep names the protocol of the peer's region servers (found when not set).",
+)
 @pass_context
 def add_peer(
     ctx: CliContext,
@@ -62,8 +72,16 @@ def add_peer(
     namespaces: str | None,
     bandwidth: int,
     serial: bool,
+    config_items: tuple[str, ...],
 ) -> None:
     """Add a peer cluster; queues then track edits for it (refused when its id's old queues remain)."""
+    configuration = {}
+    for item in config_items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter("an entry without KEY=VALUE (values are not echoed)", param_hint="--config")
+        configuration[key.strip()] = value.strip()
+    configured_protocol(peer_id, configuration)  # UnknownPeerProtocol for a bad hbrep.peer.protocol
     cfs = parse_table_cfs(table_cfs) if table_cfs else None
     spaces = parse_namespaces(namespaces) if namespaces else None
     config = ReplicationPeerConfig(
@@ -73,6 +91,7 @@ def add_peer(
         namespaces=spaces,
         bandwidth=bandwidth,
         serial=serial,
+        configuration=configuration,
     )
     with zk_session(ctx) as (zk, paths):
         ReplicationPeerStorage(zk, paths).add_peer(peer_id, config, enabled=state.upper() == "ENABLED")
@@ -112,14 +131,17 @@ def disable_peer(ctx: CliContext, peer_id: str) -> None:
 
 
 def _peer_row(peer_id: str, config: ReplicationPeerConfig, enabled: bool) -> dict[str, object]:
+    """The HBase shell's list_peers row: with REPLICATE_ALL the exclude lists stand in NAMESPACES and
+    TABLE_CFS (list_peers.rb); namespaces sorted and joined by ';'."""
+    namespaces = config.exclude_namespaces if config.replicate_all else config.namespaces
     return {
         "PEER_ID": peer_id,
         "CLUSTER_KEY": config.cluster_key,
         "ENDPOINT_CLASSNAME": config.replication_endpoint_impl or "",
         "STATE": "ENABLED" if enabled else "DISABLED",
         "REPLICATE_ALL": str(config.replicate_all).lower(),
-        "NAMESPACES": ";".join(sorted(config.namespaces or ())),
-        "TABLE_CFS": format_table_cfs(config.table_cfs if not config.replicate_all else config.exclude_table_cfs),
+        "NAMESPACES": ";".join(sorted(namespaces or ())),
+        "TABLE_CFS": hbase_table_cfs_string(config.exclude_table_cfs if config.replicate_all else config.table_cfs),
         "BANDWIDTH": config.bandwidth,
         "SERIAL": str(config.serial).lower(),
     }

@@ -10,9 +10,9 @@ from replication.cli.common import CliContext, emit_json, json_option, pass_cont
 
 
 def _zk(ctx: CliContext):
-    from replication.zk.client import connected
+    from replication.zk.client import connected, zk_options
 
-    return connected(ctx.cluster, auth=ctx.conf.get_str("hbrep.zk.auth") or None)
+    return connected(ctx.cluster, **zk_options(ctx.conf))
 
 
 def _fmt_ms(value) -> str:

@@ -12,9 +12,9 @@ from replication.tables.semantics import LATEST_TIMESTAMP
 
 def _target(ctx: CliContext, peer: str):
     from replication.verify import resolve_target
-    from replication.zk.client import connected
+    from replication.zk.client import connected, zk_options
 
-    with connected(ctx.cluster, auth=ctx.conf.get_str("hbrep.zk.auth") or None) as zk:
+    with connected(ctx.cluster, **zk_options(ctx.conf)) as zk:
         return resolve_target(zk, ctx.cluster, ctx.conf, peer)
 
 

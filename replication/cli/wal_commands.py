@@ -11,6 +11,7 @@ import click
 from replication.cli.common import emit_json, json_option
 from replication.fs import get_filesystem
 from replication.wal.model import CellType, Entry
+from replication.wal.printable import to_string_binary
 from replication.wal.reader import open_wal
 
 # KeyValue.Type names as WALPrettyPrinter prints them.
@@ -37,26 +38,36 @@ def _time(ms: int) -> str:
 
 
 def entry_as_dict(entry: Entry, start: int, end: int) -> dict[str, Any]:
-    """One entry as the JSON object ``wal dump --json`` prints."""
+    """One entry as the JSON object ``wal dump --json`` prints.
+
+    Row, family, qualifier, value, tags and scope families are rendered as HBase renders bytes
+    (``Bytes.toStringBinary``, as WALPrettyPrinter prints them), so the two outputs compare as text.
+    """
     key = entry.key
     return {
         "table": _text(key.table_name),
         "region": _text(key.encoded_region_name),
         "sequence": key.log_sequence_number,
+        "orig_sequence": key.orig_sequence_number,
         "write_time": key.write_time,
+        "nonce_group": key.nonce_group,
+        "nonce": key.nonce,
         "cluster_ids": [str(c) for c in key.cluster_ids],
-        "scopes": {_text(f): s for f, s in key.scopes.items()},
+        "scopes": {to_string_binary(f): s for f, s in key.scopes.items()},
+        "extended_attributes": {k: to_string_binary(v) for k, v in sorted(key.extended_attributes.items())},
         "start": start,
         "end": end,
         "cells": [
             {
-                "row": _text(c.row),
-                "family": _text(c.family),
-                "qualifier": _text(c.qualifier),
+                "row": to_string_binary(c.row),
+                "family": to_string_binary(c.family),
+                "qualifier": to_string_binary(c.qualifier),
                 "timestamp": c.timestamp,
                 "type": c.type,
                 "type_name": TYPE_NAMES.get(c.type, str(c.type)),
+                "value": to_string_binary(c.value),
                 "value_length": len(c.value),
+                "tags": to_string_binary(c.tags),
             }
             for c in entry.cells
         ],

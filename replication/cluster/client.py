@@ -29,9 +29,10 @@ from replication.errors import HbrepError
 from replication.fs import get_filesystem
 from replication.proto import Admin_pb2, Admin_pb2_grpc
 from replication.tables.errors import UnknownFamily, UnknownTable
+from replication.tls import TlsSettings, rpc_client_tls
 from replication.wal.cell_codec import encode_cells
 from replication.wal.model import Cell, CellType
-from replication.zk.client import connect
+from replication.zk.client import connect, zk_options
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
 
@@ -59,9 +60,11 @@ def raise_for_rpc_error(exc: grpc.RpcError, where: str) -> None:
     raise RemoteError(f"{where}: {code.name}: {details}")
 
 
-def server_stub(server_name: str) -> tuple[grpc.Channel, Admin_pb2_grpc.AdminServiceStub]:
-    """A channel and stub for a server name ``host,port,code`` (or ``host:port``)."""
-    channel = grpc.insecure_channel(rpc.address_of(server_name), options=rpc.CHANNEL_OPTIONS)
+def server_stub(
+    server_name: str, tls: TlsSettings | None = None
+) -> tuple[grpc.Channel, Admin_pb2_grpc.AdminServiceStub]:
+    """A channel (TLS when ``tls`` is given) and stub for a server name ``host,port,code`` (or ``host:port``)."""
+    channel = rpc.open_channel(rpc.address_of(server_name), tls)
     return channel, Admin_pb2_grpc.AdminServiceStub(channel)
 
 
@@ -80,7 +83,7 @@ class ClusterClient:
         self.key = ClusterKey.parse(cluster_key) if isinstance(cluster_key, str) else cluster_key
         self.paths = ZNodePaths(self.conf, parent=self.key.znode_parent)
         self._zk_owned = zk is None
-        self.zk = zk or connect(self.key, auth=self.conf.get_str("hbrep.zk.auth", "") or None)
+        self.zk = zk or connect(self.key, **zk_options(self.conf))
         self.info: ClusterInfo = read_cluster_info(self.zk, self.paths)
         self.fs, self.root = get_filesystem(self.info.root)
         self._metadata = ((rpc.AUTH_METADATA, cluster_token(self.fs, self.root, self.conf)),)
@@ -105,7 +108,7 @@ class ClusterClient:
     def _stub(self, server: str) -> Admin_pb2_grpc.AdminServiceStub:
         with self._lock:
             if server not in self._stubs:
-                self._stubs[server] = server_stub(server)
+                self._stubs[server] = server_stub(server, rpc_client_tls(self.conf))
             return self._stubs[server][1]
 
     def _call(self, server: str, method: str, request: object, timeout: float | None = None) -> object:

@@ -25,14 +25,14 @@ from replication.cluster.errors import ClusterError
 from replication.cluster.info import (
     ClusterInfo,
     create_token_if_absent,
+    local_state_dir,
     read_cluster_info,
-    state_dir,
     write_cluster_info,
 )
 from replication.cluster.regionserver import pid_file
 from replication.config import Config, write_site_xml
-from replication.fs import get_filesystem
-from replication.zk.client import connect
+from replication.fs import LocalFileSystem, get_filesystem
+from replication.zk.client import connect, zk_options
 from replication.zk.cluster_id import create_cluster_id_if_absent
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
@@ -45,8 +45,8 @@ EMBEDDED_SESSION_TIMEOUT_MS = 6000
 
 
 def site_file(root: str) -> str:
-    """``<root>/.hbrep/hbase-site.xml``: the configuration every region server process loads."""
-    return os.path.join(state_dir(root), "hbase-site.xml")
+    """``<local state>/hbase-site.xml`` (``<root>/.hbrep`` for a local root): what every region server loads."""
+    return os.path.join(local_state_dir(root), "hbase-site.xml")
 
 
 def _server_conf(conf: Config) -> dict[str, str]:
@@ -59,7 +59,7 @@ def _server_conf(conf: Config) -> dict[str, str]:
 def server_pids(root: str) -> dict[str, int]:
     """Server name → pid of every pid file under ``<root>/.hbrep/rs/`` (stale files included)."""
     out = {}
-    for path in glob.glob(os.path.join(state_dir(root), "rs", "*.pid")):
+    for path in glob.glob(os.path.join(local_state_dir(root), "rs", "*.pid")):
         with contextlib.suppress(OSError, ValueError):
             out[os.path.basename(path)[: -len(".pid")]] = int(Path(path).read_text().strip())
     return out
@@ -102,7 +102,7 @@ class EmbeddedCluster:
 
     def start_region_server(self, timeout: float = START_TIMEOUT_S) -> str:
         """Start one more region-server process; return its server name once it is live."""
-        sdir = state_dir(self.root)
+        sdir = local_state_dir(self.root)
         os.makedirs(os.path.join(sdir, "logs"), exist_ok=True)
         ready = os.path.join(sdir, f"ready-{os.getpid()}-{time.monotonic_ns()}")
         log_path = os.path.join(sdir, "logs", f"regionserver-{time.time_ns()}.log")
@@ -228,21 +228,23 @@ def stop_servers(root: str, timeout: float = 30.0, processes: dict[str, subproce
 def prepare_cluster(zk: KazooClient, paths: ZNodePaths, name: str, root: str, conf: Config) -> ClusterInfo:
     """Record the cluster (name, root) and create its id and token once; ClusterError if the key holds another."""
     fs, root_path = get_filesystem(root)
+    # a local root is recorded as an absolute path; any other keeps its URI (scheme, NameNode, user)
+    recorded = root_path if isinstance(fs, LocalFileSystem) else root.rstrip("/")
     try:
         existing = read_cluster_info(zk, paths)
     except ClusterError:
         existing = None
-    if existing is not None and (existing.name != name or existing.root != root_path):
+    if existing is not None and (existing.name != name or existing.root != recorded):
         raise ClusterError(
             f"cluster key {paths.parent} already holds cluster {existing.name!r} with root {existing.root}"
         )
-    info = ClusterInfo(name=name, root=root_path, znode_parent=paths.parent)
+    info = ClusterInfo(name=name, root=recorded, znode_parent=paths.parent)
     fs.mkdirs(root_path)
     create_token_if_absent(fs, root_path)
     create_cluster_id_if_absent(zk, paths)
     write_cluster_info(zk, paths, info)
-    os.makedirs(state_dir(root_path), exist_ok=True)
-    write_site_xml(site_file(root_path), _server_conf(conf))
+    os.makedirs(local_state_dir(recorded), exist_ok=True)
+    write_site_xml(site_file(recorded), _server_conf(conf))
     return info
 
 
@@ -261,7 +263,7 @@ def start_cluster(
         raise ClusterError(f"cluster {name}: --regionservers must be at least 1, not {regionservers}")
     conf = conf or Config.load(env={})
     key = ClusterKey.parse(cluster_key)
-    zk = connect(key, auth=conf.get_str("hbrep.zk.auth", "") or None)
+    zk = connect(key, **zk_options(conf))
     paths = ZNodePaths(conf, parent=key.znode_parent)
     try:
         info = prepare_cluster(zk, paths, name, root, conf)

@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
+import re
 import secrets
+import tempfile
 from dataclasses import asdict, dataclass
+from urllib.parse import urlparse
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError, NoNodeError
@@ -26,7 +30,8 @@ TOKEN_FILE = "token"
 
 @dataclass
 class ClusterInfo:
-    """A cluster's name, filesystem root (``hbase.rootdir``) and znode parent."""
+    """A cluster's name, filesystem root (``hbase.rootdir``: a local path, or a URI such as
+    ``webhdfs://nn:9870/hbase`` for a root on HDFS) and znode parent."""
 
     name: str
     root: str
@@ -84,12 +89,26 @@ def _hosts_text(hosts: object) -> str:
 
 
 def state_dir(root: str) -> str:
-    """``<root>/.hbrep``: pid files, logs and the token of the cluster's processes."""
-    return os.path.join(root, STATE_DIR)
+    """``<root>/.hbrep`` on the cluster's filesystem (``root`` as that filesystem's path): the token."""
+    return posixpath.join(root, STATE_DIR)
+
+
+def local_state_dir(root: str) -> str:
+    """Where the cluster's processes keep their pid files, logs and site file on this machine.
+
+    ``root`` is the cluster's root as recorded (a path or URI). For a local root that is
+    ``<root>/.hbrep``; for a root on another filesystem (``webhdfs://nn:9870/hbase``) it is a folder
+    under the system temp dir named after the URI, since pid files and logs belong to local processes.
+    """
+    parsed = urlparse(root)
+    if parsed.scheme in ("", "file"):
+        return os.path.join(parsed.path if parsed.scheme else root, STATE_DIR)
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{parsed.scheme}_{parsed.netloc}{parsed.path}").strip("_")
+    return os.path.join(tempfile.gettempdir(), "hbrep-clusters", name, STATE_DIR)
 
 
 def token_path(root: str) -> str:
-    return os.path.join(state_dir(root), TOKEN_FILE)
+    return posixpath.join(state_dir(root), TOKEN_FILE)
 
 
 def create_token_if_absent(fs: FileSystem, root: str) -> str:

@@ -32,7 +32,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError
 
 from replication.cluster.errors import ClusterError, RegionServerAborted
-from replication.cluster.info import ClusterInfo, cluster_token, read_cluster_info, state_dir
+from replication.cluster.info import ClusterInfo, cluster_token, local_state_dir, read_cluster_info
 from replication.cluster.region import HRegion
 from replication.cluster.region_routing import LATEST_TIMESTAMP
 from replication.cluster.service import build_server
@@ -43,8 +43,9 @@ from replication.errors import HbrepError
 from replication.fs import FileSystem, get_filesystem
 from replication.tables.descriptors import TableDescriptor, TableRegistry
 from replication.tables.names import TableName
+from replication.tls import rpc_server_tls
 from replication.wal.model import Cell, CellType, Entry, WALKey
-from replication.zk.client import connect
+from replication.zk.client import connect, zk_options
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
 from replication.zk.queue_storage import ReplicationQueueStorage
@@ -70,8 +71,9 @@ class FlushResult:
 
 
 def pid_file(root: str, server_name: str) -> str:
-    """``<root>/.hbrep/rs/<servername>.pid``: how ``cluster stop`` and ``rs kill`` find the process."""
-    return os.path.join(state_dir(root), "rs", f"{server_name}.pid")
+    """``<local state>/rs/<servername>.pid`` (``root`` as recorded; see ``local_state_dir``): how
+    ``cluster stop`` and ``rs kill`` find the process."""
+    return os.path.join(local_state_dir(root), "rs", f"{server_name}.pid")
 
 
 def roll_size(conf: Config) -> int:
@@ -89,7 +91,7 @@ class HRegionServer:
         self.key = ClusterKey.parse(cluster_key)
         self.cluster_key = str(self.key)
         self.paths = ZNodePaths(conf, parent=self.key.znode_parent)
-        self.zk = zk or connect(self.key, auth=conf.get_str("hbrep.zk.auth", "") or None)
+        self.zk = zk or connect(self.key, **zk_options(conf))
         self.zk_owned = zk is None
         self.info: ClusterInfo = read_cluster_info(self.zk, self.paths)
         self.fs: FileSystem
@@ -121,7 +123,7 @@ class HRegionServer:
         # hbase.regionserver.hostname (HBase's keys); port 0 = a free port (embedded clusters).
         bind = self.conf.get_str("hbase.regionserver.ipc.address", LOOPBACK) or LOOPBACK
         port_wanted = self.conf.get_int("hbase.regionserver.port", 0)
-        self.grpc_server, port = build_server(self, f"{bind}:{port_wanted}")
+        self.grpc_server, port = build_server(self, f"{bind}:{port_wanted}", tls=rpc_server_tls(self.conf))
         advertised = (self.conf.get_str("hbase.regionserver.hostname", "") or LOOPBACK).lower()
         self.server_name = f"{advertised},{port},{self.start_code}"
         self.zk.ensure_path(self.paths.peers)
@@ -139,8 +141,8 @@ class HRegionServer:
         self.zk.ChildrenWatch(self.paths.peers, self._on_peers_changed)
         self.zk.ChildrenWatch(self.paths.rs, self._on_servers_changed)
         self.grpc_server.start()
-        os.makedirs(os.path.dirname(pid_file(self.root, self.server_name)), exist_ok=True)
-        with open(pid_file(self.root, self.server_name), "w") as out:
+        os.makedirs(os.path.dirname(pid_file(self.info.root, self.server_name)), exist_ok=True)
+        with open(pid_file(self.info.root, self.server_name), "w") as out:
             out.write(str(os.getpid()))
         with contextlib.suppress(NodeExistsError):
             self.zk.create(self.paths.live_server(self.server_name), b"", ephemeral=True, makepath=True)
@@ -171,7 +173,7 @@ class HRegionServer:
             with contextlib.suppress(Exception):
                 self.zk.delete(self.paths.live_server(self.server_name))
             with contextlib.suppress(OSError):
-                os.remove(pid_file(self.root, self.server_name))
+                os.remove(pid_file(self.info.root, self.server_name))
             if self.zk_owned:
                 with contextlib.suppress(Exception):
                     self.zk.stop()

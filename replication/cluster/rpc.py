@@ -4,6 +4,9 @@ Errors travel as gRPC status codes plus a ``hbrep-error`` trailing metadata entr
 UNAUTHENTICATED "bad cluster token"; NOT_FOUND + TableNotFoundException (``hbrep-tables``: names);
 FAILED_PRECONDITION + NoSuchColumnFamilyException (``hbrep-families``: ``table:family`` list);
 INVALID_ARGUMENT for other bad input; UNAVAILABLE when the server is stopping or aborted.
+
+With ``hbrep.rpc.tls.enabled`` (``replication/tls.py``) servers listen with TLS only and every client
+opens a TLS channel (:func:`open_channel`); a plain-text client gets no answer (UNAVAILABLE).
 """
 
 from __future__ import annotations
@@ -11,7 +14,10 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable
 
+import grpc
+
 from replication.proto import HBase_pb2
+from replication.tls import TlsSettings
 
 AUTH_METADATA = "authorization"
 ERROR_KIND = "hbrep-error"
@@ -34,6 +40,26 @@ def address_of(server_name_or_address: str) -> str:
         host, port, _ = server_name_or_address.split(",")
         return f"{host}:{port}"
     return server_name_or_address
+
+
+def server_credentials(tls: TlsSettings) -> grpc.ServerCredentials:
+    """The server's certificate and key; with ``client.auth``, client certificates must chain to ``ca``."""
+    return grpc.ssl_server_credentials(
+        [(tls.read("key"), tls.read("cert"))],
+        root_certificates=tls.read("ca") if tls.client_auth else None,
+        require_client_auth=tls.client_auth,
+    )
+
+
+def open_channel(address: str, tls: TlsSettings | None) -> grpc.Channel:
+    """A channel to ``host:port``: TLS (server verified against ``ca``, our certificate presented when
+    set) when ``tls`` is given, plain text otherwise."""
+    if tls is None:
+        return grpc.insecure_channel(address, options=CHANNEL_OPTIONS)
+    credentials = grpc.ssl_channel_credentials(
+        root_certificates=tls.read("ca"), private_key=tls.read("key"), certificate_chain=tls.read("cert")
+    )
+    return grpc.secure_channel(address, credentials, options=CHANNEL_OPTIONS)
 
 
 def uuid_to_pb(value: uuid.UUID) -> HBase_pb2.UUID:

@@ -18,6 +18,7 @@ from replication.errors import HbrepError
 from replication.net import port_in_use
 from replication.proto import Admin_pb2, Admin_pb2_grpc, HBase_pb2
 from replication.tables.errors import UnknownFamily, UnknownTable
+from replication.tls import TlsSettings
 from replication.wal.cell_codec import decode_cells
 from replication.wal.errors import CorruptWALError
 
@@ -126,8 +127,13 @@ class AdminServicer(Admin_pb2_grpc.AdminServiceServicer):
         )
 
 
-def build_server(server: RegionServerHost, address: str, workers: int = 8) -> tuple[grpc.Server, int]:
-    """A gRPC server for ``server`` bound to ``address`` (loopback; port 0 = pick one); returns it and its port."""
+def build_server(
+    server: RegionServerHost, address: str, workers: int = 8, tls: TlsSettings | None = None
+) -> tuple[grpc.Server, int]:
+    """A gRPC server for ``server`` bound to ``address`` (loopback; port 0 = pick one); returns it and its port.
+
+    With ``tls`` the port speaks TLS only (``replication/tls.py``: server certificate, optional mutual TLS).
+    """
     host, _, wanted = address.rpartition(":")
     if int(wanted) and port_in_use(int(wanted), host):
         raise RegionServerAborted(f"port {wanted} on {host} is already in use")
@@ -138,7 +144,10 @@ def build_server(server: RegionServerHost, address: str, workers: int = 8) -> tu
         options=[*rpc.CHANNEL_OPTIONS, ("grpc.so_reuseport", 0)],
     )
     Admin_pb2_grpc.add_AdminServiceServicer_to_server(AdminServicer(server), grpc_server)
-    port = grpc_server.add_insecure_port(address)
+    if tls is None:
+        port = grpc_server.add_insecure_port(address)
+    else:
+        port = grpc_server.add_secure_port(address, rpc.server_credentials(tls))
     if port == 0:
         raise RegionServerAborted(f"could not bind the RPC port on {address}")
     return grpc_server, port

@@ -21,6 +21,7 @@ from replication.cluster.errors import (
     TableNotFoundOnPeer,
 )
 from replication.proto import Admin_pb2, Admin_pb2_grpc
+from replication.tls import TlsSettings
 from replication.wal.key_codec import key_to_pb
 from replication.wal.model import WALKey
 
@@ -56,12 +57,15 @@ def build_request(
 class SinkClient:
     """A connection to one sink (``host,port,startcode`` or ``host:port``) of a peer cluster."""
 
-    def __init__(self, server_name_or_address: str, token: str, timeout_s: float = 60.0):
+    def __init__(
+        self, server_name_or_address: str, token: str, timeout_s: float = 60.0, tls: TlsSettings | None = None
+    ):
+        """``tls`` (``replication.tls.rpc_client_tls``): a TLS channel; None: plain text."""
         self.server = server_name_or_address
         self.address = rpc.address_of(server_name_or_address)
         self.timeout_s = timeout_s
         self._metadata = ((rpc.AUTH_METADATA, token),)
-        self._channel = grpc.insecure_channel(self.address, options=rpc.CHANNEL_OPTIONS)
+        self._channel = rpc.open_channel(self.address, tls)
         self._stub = Admin_pb2_grpc.AdminServiceStub(self._channel)
 
     def replicate(self, entries: Sequence[tuple[WALKey, int, bytes | memoryview]], replication_cluster_id: str) -> None:

@@ -17,13 +17,18 @@ from replication.zk.layout import ZNodePaths
 
 @dataclass
 class SourceCluster:
-    """The source cluster as a cycle sees it: key, layout, root and cluster id."""
+    """The source cluster as a cycle sees it: key, layout, root and cluster id.
+
+    ``root`` is the root as a path of ``fs``; ``root_uri`` is the root as recorded (a local path, or
+    ``webhdfs://nn:9870/hbase``), which is what a process elsewhere (the Spark job) needs to find it.
+    """
 
     key: ClusterKey
     paths: ZNodePaths
     root: str
     cluster_id: uuid.UUID
     fs: FileSystem
+    root_uri: str = ""
 
 
 def open_source(zk: KazooClient, key: ClusterKey, conf: Config) -> SourceCluster:
@@ -31,4 +36,4 @@ def open_source(zk: KazooClient, key: ClusterKey, conf: Config) -> SourceCluster
     paths = ZNodePaths(conf, parent=key.znode_parent)
     info = read_cluster_info(zk, paths)
     fs, root = get_filesystem(info.root)
-    return SourceCluster(key, paths, root, read_cluster_id(zk, paths), fs)
+    return SourceCluster(key, paths, root, read_cluster_id(zk, paths), fs, root_uri=info.root)

@@ -9,7 +9,6 @@ the SIGKILL of failure tests.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import signal
@@ -22,25 +21,11 @@ from pathlib import Path
 
 from replication.errors import HbrepError
 from replication.net import LOOPBACK
+from replication.processes import pid_alive, reap, signal_group
 
 
 class JvmProcessError(HbrepError):
     """A JVM of the dev stack could not be started or did not become ready."""
-
-
-def pid_alive(pid: int) -> bool:
-    """True when a process with this pid exists and is not a zombie."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split(") ", 1)[1][0] != "Z"
-    except (FileNotFoundError, IndexError):
-        return False
 
 
 def port_accepts(port: int, host: str = LOOPBACK, timeout: float = 1.0) -> bool:
@@ -50,20 +35,6 @@ def port_accepts(port: int, host: str = LOOPBACK, timeout: float = 1.0) -> bool:
             return True
     except OSError:
         return False
-
-
-def signal_group(pid: int, sig: int) -> None:
-    """Send ``sig`` to the process group led by ``pid`` and to ``pid`` itself; gone processes are fine."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, sig)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.kill(pid, sig)
-
-
-def reap(pid: int) -> None:
-    """Collect ``pid`` if it is a child of ours that has exited (no zombie left behind)."""
-    with contextlib.suppress(ChildProcessError, OSError):
-        os.waitpid(pid, os.WNOHANG)
 
 
 @dataclass

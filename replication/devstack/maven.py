@@ -48,3 +48,44 @@ def interop_classpath(pom: Path = INTEROP_POM, *, timeout: float = 1800.0) -> st
     print(f"hbrep: resolved the HBase/Hadoop classpath from Maven in {time.monotonic() - started:.1f}s",
           file=sys.stderr)  # fmt: skip
     return out.read_text().strip()
+
+
+INTEROP_SOURCES = INTEROP_POM.parent / "src" / "main" / "java"
+
+
+def compile_interop_tools(
+    classpath: str, sources: Path = INTEROP_SOURCES, classes: Path | None = None, *, timeout: float = 600.0
+) -> Path:
+    """Compile hbrep's small Java tools (interop/hbase/src/main/java) against ``classpath``; return the
+    classes folder. Recompiles only when a source is newer than the last build; MavenError (with
+    javac's first lines) when javac is missing or the sources do not compile."""
+    classes = classes if classes is not None else sources.parents[2] / "target" / "classes"
+    stamp = classes / ".compiled"
+    java_files = sorted(sources.rglob("*.java"))
+    if not java_files:
+        raise MavenError(f"no Java sources under {sources}")
+    newest = max(path.stat().st_mtime for path in java_files)
+    if stamp.exists() and stamp.stat().st_mtime >= newest:
+        return classes
+    javac = shutil.which("javac")
+    if javac is None:
+        raise MavenError("javac not found on PATH (hbrep's HBase tools are compiled with Java 17)")
+    shutil.rmtree(classes, ignore_errors=True)
+    classes.mkdir(parents=True)
+    command = [javac, "--release", "17", "-nowarn", "-d", str(classes), "-cp", classpath, *map(str, java_files)]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise MavenError(f"javac did not compile {sources} within {timeout:.0f}s") from None
+    if done.returncode != 0:
+        head = "\n".join((done.stdout + done.stderr).strip().splitlines()[:10])
+        raise MavenError(f"javac could not compile {sources} (exit {done.returncode}):\n{head}")
+    stamp.touch()
+    return classes
+
+
+def interop_tools_classpath(pom: Path = INTEROP_POM) -> str:
+    """The pinned HBase/Hadoop classpath with hbrep's compiled Java tools (io.hbrep.interop.*) first."""
+    classpath = interop_classpath(pom)
+    classes = compile_interop_tools(classpath, pom.parent / "src" / "main" / "java", pom.parent / "target" / "classes")
+    return f"{classes}:{classpath}"

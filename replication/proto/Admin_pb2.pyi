@@ -1,5 +1,5 @@
-import HBase_pb2 as _HBase_pb2
-import WAL_pb2 as _WAL_pb2
+from . import HBase_pb2 as _HBase_pb2
+from . import WAL_pb2 as _WAL_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message

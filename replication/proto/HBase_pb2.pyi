@@ -53,3 +53,23 @@ class BytesBytesPair(_message.Message):
     first: bytes
     second: bytes
     def __init__(self, first: _Optional[bytes] = ..., second: _Optional[bytes] = ...) -> None: ...
+
+class VersionInfo(_message.Message):
+    __slots__ = ("version", "url", "revision", "user", "date", "src_checksum", "version_major", "version_minor")
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    URL_FIELD_NUMBER: _ClassVar[int]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    USER_FIELD_NUMBER: _ClassVar[int]
+    DATE_FIELD_NUMBER: _ClassVar[int]
+    SRC_CHECKSUM_FIELD_NUMBER: _ClassVar[int]
+    VERSION_MAJOR_FIELD_NUMBER: _ClassVar[int]
+    VERSION_MINOR_FIELD_NUMBER: _ClassVar[int]
+    version: str
+    url: str
+    revision: str
+    user: str
+    date: str
+    src_checksum: str
+    version_major: int
+    version_minor: int
+    def __init__(self, version: _Optional[str] = ..., url: _Optional[str] = ..., revision: _Optional[str] = ..., user: _Optional[str] = ..., date: _Optional[str] = ..., src_checksum: _Optional[str] = ..., version_major: _Optional[int] = ..., version_minor: _Optional[int] = ...) -> None: ...

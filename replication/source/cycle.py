@@ -23,12 +23,14 @@ from kazoo.client import KazooClient
 from replication.cluster.source_cluster import open_source
 from replication.config import Config
 from replication.metrics import MetricsStore
+from replication.secrets import SecretLookup
 from replication.source import lease
 from replication.source.commit import QueueCommit, commit
 from replication.source.job_runner import ShipJobRunner
 from replication.source.manifest import Manifest, ShipResult, read_text, result_path_for, work_dir_for, write_text
 from replication.source.snapshot import build_manifest
 from replication.zk.cluster_key import ClusterKey
+from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import ReplicationPeerStorage
 
 LOG = logging.getLogger(__name__)
@@ -57,8 +59,12 @@ def snapshot_step(
     peer_ids: list[str] | None = None,
     work_dir: str | os.PathLike[str] | None = None,
     cycle_id: str | None = None,
+    secret_lookup: SecretLookup | None = None,
 ) -> SnapshotOutcome:
-    """Lease the peers, snapshot them and their queues, write the manifest (see module doc)."""
+    """Lease the peers, snapshot them and their queues, write the manifest (see module doc).
+
+    ``secret_lookup`` resolves the peers' Airflow-held secrets (``replication/secrets.py``).
+    """
     source = open_source(zk, key, conf)
     storage = ReplicationPeerStorage(zk, source.paths)
     wanted = peer_ids if peer_ids is not None else storage.list_peer_ids()
@@ -72,7 +78,7 @@ def snapshot_step(
             busy[peer_id] = f"another cycle ({holder.get('owner', '?')}) is shipping peer {peer_id}"
             LOG.warning("Skipping peer %s: %s", peer_id, busy[peer_id])
     try:
-        manifest = build_manifest(zk, source, conf, peer_ids=leased, cycle_id=cycle_id)
+        manifest = build_manifest(zk, source, conf, peer_ids=leased, cycle_id=cycle_id, secret_lookup=secret_lookup)
     except BaseException:
         # A snapshot that cannot be taken (e.g. a garbled position znode) must not keep the peers leased.
         for peer_id in leased:
@@ -131,16 +137,27 @@ def commit_step(
         else ShipResult(manifest.cycle_id, [])
     )
     source = open_source(zk, key, conf)
-    commits = commit(zk, source.paths, result.queues)
-    by_key: dict[str, QueueCommit] = {c.queue: c for c in commits}
-    report = summarize(manifest, result, by_key)
-    MetricsStore(source.fs, source.root).record_cycle(
-        manifest.cycle_id, result.queues, {"peers": report.peers, "spark_job": report.spark_job}
-    )
+    try:
+        commits = commit(zk, source.paths, result.queues)
+        by_key: dict[str, QueueCommit] = {c.queue: c for c in commits}
+        report = summarize(manifest, result, by_key)
+        MetricsStore(source.fs, source.root).record_cycle(
+            manifest.cycle_id, result.queues, {"peers": report.peers, "spark_job": report.spark_job}
+        )
+    except BaseException:
+        # released even when the root's filesystem fails under the metrics write (an HDFS DataNode
+        # gone): the positions committed above are right, and the next cycle (or pass) must not wait
+        # for the lease to expire
+        _release_leases(zk, source.paths, manifest, owner)
+        raise
     if release:
-        for peer_id in manifest.peers:
-            lease.release(zk, source.paths, peer_id, owner)
+        _release_leases(zk, source.paths, manifest, owner)
     return report
+
+
+def _release_leases(zk: KazooClient, paths: ZNodePaths, manifest: Manifest, owner: str) -> None:
+    for peer_id in manifest.peers:
+        lease.release(zk, paths, peer_id, owner)
 
 
 PEER_TOTALS = (

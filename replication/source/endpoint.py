@@ -25,6 +25,7 @@ from replication.config import Config
 from replication.errors import HbrepError
 from replication.source.filters import ShipEntry
 from replication.source.sink_manager import NoSinksAvailable, ReplicationSinkManager
+from replication.tls import rpc_client_tls
 
 LOG = logging.getLogger(__name__)
 
@@ -79,7 +80,11 @@ class ReplicationEndpoint:
         if client_factory is None:
             from replication.cluster.sink_client import SinkClient
 
-            client_factory = SinkClient
+            tls = rpc_client_tls(conf)  # hbrep.rpc.tls.*: the peer's sinks are reached over TLS
+
+            def client_factory(sink: str, token: str, timeout_s: float) -> SinkClient:
+                return SinkClient(sink, token, timeout_s, tls=tls)
+
         self._client_factory = client_factory
         self._clients: dict[str, object] = {}
         self._lock = threading.Lock()

@@ -56,6 +56,7 @@ class PeerTask:
     peer_cluster_id: str | None
     peer_root: str | None
     sinks: list[str]
+    protocol: str = "hbrep"  # the RPC the peer's sinks speak: hbrep | hbase (source/peer_protocol.py)
 
 
 @dataclass

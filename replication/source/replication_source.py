@@ -21,12 +21,15 @@ from replication.source.endpoint import ReplicationEndpoint, ShipFailed
 from replication.source.filters import EntryFilter
 from replication.source.manifest import Manifest, PeerTask, QueueResult, QueueTask, WalProgress
 from replication.source.metrics import SourceMetrics
+from replication.source.peer_protocol import HBREP, configured_protocol, sink_client_factory
 from replication.source.read_ahead import ReadAhead
 from replication.source.shipper import ReplicationSourceShipper
 from replication.source.sink_manager import ReplicationSinkManager
 from replication.source.throttler import ReplicationThrottler
 from replication.source.wal_reader import ReplicationSourceWALReader, WALMissing, ZeroLengthWAL
+from replication.tls import zk_client_tls
 from replication.wal.errors import WALError
+from replication.zk.queue_info import live_server_names
 
 LOG = logging.getLogger(__name__)
 
@@ -63,9 +66,9 @@ def peer_servers_fetcher(peer: PeerTask, conf: Config) -> Callable[[], list[str]
 
         key = ClusterKey.parse(peer.cluster_key)
         try:
-            auth = peer.config.get("configuration", {}).get("hbrep.zk.auth") or conf.get_str("hbrep.zk.auth", "")
-            with connected(key, timeout=10.0, auth=auth or None) as zk:
-                return sorted(zk.get_children(ZNodePaths(conf, parent=key.znode_parent).rs))
+            auth = peer_secrets(peer).get("hbrep.zk.auth") or conf.get_str("hbrep.zk.auth", "")
+            with connected(key, timeout=10.0, auth=auth or None, tls=zk_client_tls(conf)) as zk:
+                return live_server_names(zk.get_children(ZNodePaths(conf, parent=key.znode_parent).rs))
         except Exception as exc:  # unreachable peer ZooKeeper: no sinks this round
             LOG.warning("Cannot read region servers of peer %s (%s): %s", peer.peer_id, key, exc)
             return []
@@ -73,10 +76,17 @@ def peer_servers_fetcher(peer: PeerTask, conf: Config) -> Callable[[], list[str]
     return fetch
 
 
+def peer_secrets(peer: PeerTask) -> dict[str, str]:
+    """The peer's secrets as the snapshot resolved them (``replication/secrets.py``); ShipFailed if it could not."""
+    if peer.config.get("secret_error"):
+        raise ShipFailed(peer.config["secret_error"])
+    return dict(peer.config.get("secrets") or {})
+
+
 def peer_token(peer: PeerTask, conf: Config) -> str:
-    """The token the peer's sinks expect: per-peer configuration, then ``hbrep.cluster.token``, then
-    the token file in the peer's root (embedded clusters)."""
-    token = peer.config.get("configuration", {}).get("hbrep.cluster.token") or conf.get_str("hbrep.cluster.token", "")
+    """The token the peer's sinks expect: the peer's own (its configuration names the secret), then
+    ``hbrep.cluster.token``, then the token file in the peer's root (embedded clusters)."""
+    token = peer_secrets(peer).get("hbrep.cluster.token") or conf.get_str("hbrep.cluster.token", "")
     if token or not peer.peer_root:
         return token
     from replication.cluster.info import cluster_token
@@ -109,6 +119,8 @@ def ship_queue(
         conf = manifest_conf(manifest)
         fs, root = get_filesystem(manifest.source_root)
         peer_conf = peer_config_of(peer)
+        peer_secrets(peer)  # a secret the snapshot could not resolve fails the queue with its one line
+        configured_protocol(peer.peer_id, peer_conf.configuration)  # a bad hbrep.peer.protocol: its own error
         if not peer.peer_cluster_id:
             raise ShipFailed(f"peer {peer.peer_id} at {peer.cluster_key} is unreachable (no cluster id read)")
         entry_filter = EntryFilter(
@@ -123,10 +135,10 @@ def ship_queue(
         endpoint = ReplicationEndpoint(
             peer.peer_id,
             sinks,
-            peer_token(peer, conf),
+            peer_token(peer, conf) if peer.protocol == HBREP else "",
             conf,
             manifest.source_cluster_id,
-            client_factory=client_factory,
+            client_factory=client_factory or sink_client_factory(peer.protocol, conf),
             sleep=sleep,
             drop_entries_of_missing_table=_table_gone_on_source(fs, root),
         )

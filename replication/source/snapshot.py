@@ -1,8 +1,9 @@
 """The ``snapshot`` step of a cycle: peers and every queue, read once, into a manifest.
 
 Only queues of live replicators are shipped (a dead server's queues wait for failover, as in HBase).
-The peer's side is read here too: its cluster id (``hbaseid``, for loop prevention), its root (to find
-the sink token of an embedded peer) and its live region servers (the first sink choice). A peer whose
+The peer's side is read here too: the RPC its region servers speak (source/peer_protocol.py), its
+cluster id (``hbaseid``, for loop prevention), its root (to find the sink token of an embedded hbrep
+peer; a real HBase peer needs none) and its live region servers (the first sink choice). A peer whose
 ZooKeeper does not answer is recorded without a cluster id, so its queues fail with a clear error
 instead of shipping blindly.
 """
@@ -18,22 +19,34 @@ from kazoo.client import KazooClient
 
 from replication.cluster.source_cluster import SourceCluster
 from replication.config import Config
+from replication.errors import HbrepError
 from replication.fs import FileSystem
+from replication.secrets import SecretLookup, resolve_peer_secrets
 from replication.source.manifest import Manifest, PeerTask, QueueTask, WalTask
+from replication.source.peer_protocol import HBREP, UnknownPeerProtocol, configured_protocol, detect_protocol
 from replication.source.wal_locator import WalLocator
+from replication.tls import zk_client_tls
 from replication.wal.names import wal_group_id, wal_start_timestamp
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import ReplicationPeerStorage
-from replication.zk.queue_info import ReplicationQueueInfo
+from replication.zk.queue_info import ReplicationQueueInfo, live_server_names
 from replication.zk.queue_snapshot import QueueSnapshot, cycle_snapshot
 from replication.zk.queue_storage import ReplicationQueueStorage
 
 LOG = logging.getLogger(__name__)
 
 
-def read_peer(peer_id: str, storage: ReplicationPeerStorage, conf: Config) -> PeerTask:
-    """The peer's configuration and state, plus its cluster id, root and live servers (if reachable)."""
+def read_peer(
+    peer_id: str, storage: ReplicationPeerStorage, conf: Config, secret_lookup: SecretLookup | None = None
+) -> PeerTask:
+    """The peer's configuration and state, plus its cluster id, root and live servers (if reachable).
+
+    The peer's secrets (its configuration names them, ``replication/secrets.py``) are resolved here, by
+    the process that ships, into ``config["secrets"]`` of the task: the manifest (owner-only) carries
+    them to the executors; a secret that cannot be resolved is ``config["secret_error"]`` (one line,
+    without the secret) and the peer's queues fail with it.
+    """
     from replication.cluster.info import read_cluster_info
     from replication.zk.client import connected
     from replication.zk.cluster_id import read_cluster_id
@@ -55,15 +68,29 @@ def read_peer(peer_id: str, storage: ReplicationPeerStorage, conf: Config) -> Pe
     )
     if not enabled:
         return task
+    try:
+        task.config["secrets"] = resolve_peer_secrets(config.configuration, secret_lookup)
+    except HbrepError as exc:
+        task.config["secret_error"] = f"peer {peer_id}: {exc}"
+        LOG.warning("%s", task.config["secret_error"])
+        return task
     key = ClusterKey.parse(config.cluster_key)
     try:
+        configured = configured_protocol(peer_id, config.configuration)
+    except UnknownPeerProtocol as exc:  # its queues fail with this message (ship_queue checks it again)
+        LOG.error("%s", exc)
+        return task
+    try:
         # A peer whose ZooKeeper has digest ACLs: its own credentials (peer configuration), else ours.
-        auth = config.configuration.get("hbrep.zk.auth") or conf.get_str("hbrep.zk.auth", "") or None
-        with connected(key, timeout=5.0, auth=auth) as peer_zk:
+        auth = task.config["secrets"].get("hbrep.zk.auth") or conf.get_str("hbrep.zk.auth", "") or None
+        with connected(key, timeout=5.0, auth=auth, tls=zk_client_tls(conf)) as peer_zk:
             peer_paths = ZNodePaths(conf, parent=key.znode_parent)
+            task.protocol = configured or detect_protocol(peer_zk, key.znode_parent)
             task.peer_cluster_id = str(read_cluster_id(peer_zk, peer_paths))
-            task.peer_root = read_cluster_info(peer_zk, peer_paths).root
-            task.sinks = sorted(peer_zk.get_children(peer_paths.rs)) if peer_zk.exists(peer_paths.rs) else []
+            if task.protocol == HBREP:
+                task.peer_root = read_cluster_info(peer_zk, peer_paths).root
+            live = sorted(peer_zk.get_children(peer_paths.rs)) if peer_zk.exists(peer_paths.rs) else []
+            task.sinks = live_server_names(live)
     except Exception as exc:
         LOG.warning("Peer %s (%s) cannot be read: %s", peer_id, key, exc)
     return task
@@ -103,15 +130,20 @@ def build_manifest(
     peer_ids: list[str] | None = None,
     cycle_id: str | None = None,
     queue_snapshot: QueueSnapshot | None = None,
+    secret_lookup: SecretLookup | None = None,
 ) -> Manifest:
     """Snapshot peers and queues into a manifest; ``peer_ids`` limits it to those peers.
+
+    ``secret_lookup`` resolves ``airflow-var:``/``airflow-conn:`` peer secrets (the Airflow plugin's).
 
     Every queue of a live replicator whose peer is selected is included with its WALs in read order
     and their current paths; queues with nothing to ship are left out (``queue_has_work``).
     """
     peers_storage = ReplicationPeerStorage(zk, source.paths)
     selected = peer_ids if peer_ids is not None else peers_storage.list_peer_ids()
-    peers = {pid: read_peer(pid, peers_storage, conf) for pid in selected if peers_storage.peer_exists(pid)}
+    peers = {
+        pid: read_peer(pid, peers_storage, conf, secret_lookup) for pid in selected if peers_storage.peer_exists(pid)
+    }
     if queue_snapshot is None:  # incremental: re-reads only the queues the journal names (zk/queue_snapshot.py)
         queue_snapshot = cycle_snapshot(
             ReplicationQueueStorage(zk, source.paths), source.fs, source.root, conf
@@ -145,7 +177,7 @@ def build_manifest(
         cycle_id=cycle_id or f"cycle-{int(time.time() * 1000)}-{uuid.uuid4().hex[:6]}",
         created_ms=int(time.time() * 1000),
         source_cluster_key=str(source.key),
-        source_root=source.root,
+        source_root=source.root_uri or source.root,
         source_cluster_id=str(source.cluster_id),
         conf=conf.as_dict(),
         peers=peers,

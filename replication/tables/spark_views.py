@@ -51,11 +51,14 @@ def cell_schema():
 
 
 def _spark_path(root: str, path: str) -> str:
-    """A backend path as Spark should open it (scheme and authority of the root kept)."""
+    """A backend path as Spark should open it (the root's scheme and NameNode kept)."""
     parsed = urlparse(root)
     if parsed.scheme in ("", "file"):
         return path
-    return f"{parsed.scheme}://{parsed.netloc}{path}"
+    # hbrep reads hdfs://nn:PORT as WebHDFS on the NameNode's HTTP port (fs_webhdfs); Spark's Hadoop
+    # client would speak RPC to that port, so it is given the same port as webhdfs://
+    scheme = "webhdfs" if parsed.scheme == "hdfs" else parsed.scheme
+    return f"{scheme}://{parsed.netloc.rsplit('@', 1)[-1]}{path}"
 
 
 def read_cells(spark: SparkSession, root: str, table: str) -> DataFrame:

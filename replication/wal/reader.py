@@ -124,7 +124,10 @@ class WALReader:
         raise CorruptWALError(f"{self.path}: not a WAL (starts with {head[:4]!r}, expected 'PWAL' or 'SEQ')")
 
     def _open_protobuf(self, head: bytes) -> None:
-        parsed = decode_varint(head, 4)
+        try:
+            parsed = decode_varint(head, 4)
+        except ValueError as exc:  # found by fuzzing: an over-long header length varint
+            raise CorruptWALError(f"{self.path}: garbled WALHeader length at offset 4: {exc}") from None
         if parsed is None or parsed[1] + parsed[0] > self.file_length:
             # The header itself is incomplete: a writer that died right after creating the file.
             self._check_start(0)

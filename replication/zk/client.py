@@ -10,7 +10,9 @@ from kazoo.client import KazooClient
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.retry import KazooRetry
 
+from replication.config import Config
 from replication.errors import HbrepError
+from replication.tls import TlsSettings, zk_client_tls
 from replication.zk.cluster_key import ClusterKey
 
 
@@ -27,15 +29,31 @@ def parse_auth(auth: str | None) -> list[tuple[str, str]]:
     return [("digest", auth)]
 
 
+def zk_options(conf: Config) -> dict[str, object]:
+    """``connect`` keyword arguments from a configuration: digest credentials (``hbrep.zk.auth``) and
+    TLS (``hbrep.zk.tls.*``, ``replication/tls.py``)."""
+    return {"auth": conf.get_str("hbrep.zk.auth", "") or None, "tls": zk_client_tls(conf)}
+
+
+def _ssl_options(tls: TlsSettings | None) -> dict[str, object]:
+    # kazoo's SSL options: the server's certificate must chain to ``ca`` and name the host it is reached at.
+    if tls is None:
+        return {}
+    return {"use_ssl": True, "verify_certs": True, "ca": tls.ca, "certfile": tls.cert or None,
+            "keyfile": tls.key or None}  # fmt: skip
+
+
 def connect(
     cluster: ClusterKey | str,
     *,
     timeout: float = 15.0,
     auth: str | None = None,
     read_only: bool = False,
+    tls: TlsSettings | None = None,
 ) -> KazooClient:
     """A started KazooClient for the cluster's quorum (retrying connection loss with backoff).
 
+    ``tls`` (``replication.tls.zk_client_tls``): a TLS session to the quorum's secure client port.
     Raises ZooKeeperUnavailable naming the quorum when no server answers within ``timeout``.
     """
     key = ClusterKey.parse(cluster) if isinstance(cluster, str) else cluster
@@ -49,6 +67,7 @@ def connect(
         auth_data=parse_auth(auth) or None,
         read_only=read_only,
         logger=logging.getLogger("kazoo.client"),
+        **_ssl_options(tls),
     )
     try:
         client.start(timeout=timeout)

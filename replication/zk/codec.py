@@ -2,6 +2,12 @@
 
 Writers always produce the HBase 2.x bytes. Readers also accept what 0.94 wrote (plain strings), and
 raise :class:`BadZNodeData` naming the znode for anything else, so no value is guessed silently.
+
+Every reader first removes the metadata HBase's ``RecoverableZooKeeper`` puts in front of what it
+creates or sets through its own create/setData (``ZKMetadata.appendMetaData``: byte 0xFF, int32 id
+length, the id = the writer's identifier such as ``master:16000`` + an 8-byte salt), as HBase's own
+``getData`` does (``ZKMetadata.removeMetaData``). The master writes ``hbaseid`` that way; znodes
+written by ZK multis (peers, queues) have none.
 """
 
 from __future__ import annotations
@@ -20,6 +26,28 @@ PEER_STATE_DISABLED = PB_MAGIC + Replication_pb2.ReplicationState(state=1).Seria
 
 class BadZNodeData(HbrepError):
     """A znode's data is not in any format HBase (2.x or 0.94) writes."""
+
+
+ZK_METADATA_MAGIC = 0xFF  # RecoverableZooKeeper.MAGIC
+
+
+def strip_metadata(data: bytes | None) -> bytes | None:
+    """``RecoverableZooKeeper.removeMetaData``: drop the ``0xFF, int32 length, identifier`` prefix.
+
+    Every non-empty value HBase writes through RecoverableZooKeeper (peer configs and states, WAL
+    positions, hbaseid, locks; found against a real HBase 2.6, tests/interop) starts with it: the magic
+    byte, a 4-byte big-endian length, then that many bytes naming the writer (``master:16000`` and a
+    random id). HBase strips it on every read, and so does every reader here. hbrep writes values
+    without it, which HBase reads the same way (data not starting with 0xFF is taken as it is).
+    Data that starts with 0xFF but whose length does not fit is not such a prefix: it is returned as
+    it is, for the caller's parser to name what is wrong with it (HBase would fail on it).
+    """
+    if not data or data[0] != ZK_METADATA_MAGIC or len(data) < 5:
+        return data
+    id_length = int.from_bytes(data[1:5], "big", signed=True)
+    if id_length < 0 or 5 + id_length > len(data):
+        return data
+    return data[5 + id_length :]
 
 
 def _parse(message_cls, data: bytes, what: str):
@@ -47,6 +75,7 @@ def parse_position(data: bytes | None, what: str = "WAL position") -> int:
     place). Anything else raises BadZNodeData naming ``what`` (HBase logs and restarts at 0 instead;
     we refuse to guess).
     """
+    data = strip_metadata(data)
     if not data:
         return 0
     if data.startswith(PB_MAGIC):
@@ -68,6 +97,7 @@ def peer_state_to_bytes(enabled: bool) -> bytes:
 
 def parse_peer_state(data: bytes | None, what: str = "peer-state") -> bool:
     """True when enabled. Accepts the PBUF form and 0.94's ASCII ``ENABLED``/``DISABLED``."""
+    data = strip_metadata(data)
     if data and data.startswith(PB_MAGIC):
         return _parse(Replication_pb2.ReplicationState, data, what).state == 0
     if data in (b"ENABLED", b"DISABLED"):
@@ -82,6 +112,7 @@ def lock_to_bytes(owner: str) -> bytes:
 
 def parse_lock(data: bytes | None, what: str = "lock") -> str:
     """The lock owner; 0.94 stored the raw RS name without the magic."""
+    data = strip_metadata(data)
     if data and data.startswith(PB_MAGIC):
         return _parse(ZooKeeper_pb2.ReplicationLock, data, what).lock_owner
     return (data or b"").decode("utf-8", "replace")
@@ -94,9 +125,12 @@ def cluster_id_to_bytes(cluster_id: uuid.UUID) -> bytes:
 
 def parse_cluster_id(data: bytes | None, what: str = "hbaseid") -> uuid.UUID:
     """The cluster UUID from the PBUF form or the legacy raw string."""
+    data = strip_metadata(data)
     text = _parse(ClusterId_pb2.ClusterId, data, what).cluster_id if data and data.startswith(PB_MAGIC) else None
     if text is None:
         text = (data or b"").decode("utf-8", "replace")
+    if isinstance(text, bytes):  # a proto2 string field holding invalid UTF-8 comes back as bytes (fuzzing)
+        text = text.decode("utf-8", "replace")
     try:
         return uuid.UUID(text)
     except ValueError:

@@ -20,6 +20,7 @@ saw, entries it never read are gone and it falls back to a full read (see queue_
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -27,10 +28,12 @@ from kazoo.client import KazooClient, TransactionRequest
 from kazoo.exceptions import NodeExistsError, NoNodeError
 
 from replication.zk.acl import acl_for
+from replication.zk.codec import BadZNodeData
 from replication.zk.layout import JOURNAL_ENTRY_PREFIX as ENTRY_PREFIX
 from replication.zk.layout import ZNodePaths
 
 DEFAULT_KEEP = 5_000
+_COUNT = re.compile(r"-?[0-9]{1,18}")
 _DELETES_PER_MULTI = 2_000  # ~100 bytes per delete op: ~200 KB, far below jute.maxbuffer
 
 
@@ -79,12 +82,18 @@ class Entry:
 
 
 def decode(seq: int, data: bytes) -> Entry:
-    """Parse an entry's data (see module doc); unknown lines are kept as refs."""
+    """Parse an entry's data (see module doc); unknown lines are kept as refs.
+
+    A ``rs`` line whose count is not an integer raises BadZNodeData naming the entry (found by fuzzing).
+    """
     delta = 0
     refs = []
     for line in data.decode("utf-8", "replace").splitlines():
         if line.startswith("rs "):
-            delta += int(line[3:])
+            count = line[3:].strip()
+            if not _COUNT.fullmatch(count):
+                raise BadZNodeData(f"journal entry {ENTRY_PREFIX}{seq:010d}: bad 'rs' count {count[:20]!r}")
+            delta += int(count)
         elif line:
             refs.append(line)
     return Entry(seq, delta, tuple(refs))

@@ -15,6 +15,7 @@ from kazoo.exceptions import NodeExistsError, NoNodeError
 
 from replication.errors import HbrepError
 from replication.proto import HBase_pb2, Replication_pb2
+from replication.secrets import refuse_plain_secrets
 from replication.zk import codec
 from replication.zk.acl import acl_for, zk_access
 from replication.zk.cluster_key import ClusterKey
@@ -104,8 +105,25 @@ def parse_namespaces(spec: str) -> set[str]:
     return names
 
 
+def hbase_table_cfs_string(table_cfs: dict[str, list[str]] | None) -> str:
+    """TABLE_CFS as the HBase shell's ``list_peers`` shows it: ``ReplicationPeerConfigUtil.convertToString``,
+    ``ns.table[:cf1,cf2]`` joined by ``;``, the namespace always spelled out (``default.t1``).
+
+    Checked against a real HBase 2.6 (tests/interop). One deliberate difference: tables come sorted by
+    name as TableName compares them (HBase passes a HashMap, whose order means nothing).
+    """
+    if not table_cfs:
+        return ""
+    parts = []
+    for table in sorted(table_cfs, key=lambda t: normalize_table(t).encode()):
+        namespace, qualifier = split_table(table)
+        cfs = table_cfs[table]
+        parts.append(f"{namespace}.{qualifier}" + (f":{','.join(cfs)}" if cfs else ""))
+    return ";".join(parts)
+
+
 def format_table_cfs(table_cfs: dict[str, list[str]] | None) -> str:
-    """The inverse of :func:`parse_table_cfs` (as the HBase shell shows TABLE_CFS)."""
+    """The inverse of :func:`parse_table_cfs` (hbrep's ``--table-cfs`` spelling, ``t1:cf1,cf2; ns:t2``)."""
     if not table_cfs:
         return ""
     parts = []
@@ -173,9 +191,17 @@ class ReplicationPeerConfig:
     @classmethod
     def from_bytes(cls, data: bytes, what: str = "peer") -> ReplicationPeerConfig:
         """``parsePeerFrom``: the PBUF protobuf, or a legacy plain cluster-key string."""
+        data = codec.strip_metadata(data) or b""
         if not data.startswith(codec.PB_MAGIC):
             return cls(cluster_key=data.decode("utf-8", "replace"))
         peer = codec._parse(Replication_pb2.ReplicationPeer, data, what)
+        try:
+            return cls._from_pb(peer)
+        except UnicodeDecodeError:  # found by fuzzing: table or namespace names that are not UTF-8
+            raise codec.BadZNodeData(f"{what}: a table or namespace name in the peer is not UTF-8") from None
+
+    @classmethod
+    def _from_pb(cls, peer: Replication_pb2.ReplicationPeer) -> ReplicationPeerConfig:
         return cls(
             cluster_key=peer.clusterkey,
             # replicate_all is always written by 2.x; a 1.x peer without it replicated everything
@@ -226,11 +252,14 @@ class ReplicationPeerStorage:
     def add_peer(self, peer_id: str, config: ReplicationPeerConfig, enabled: bool = True) -> None:
         """Create the peer node and its peer-state in one multi.
 
-        Refuses (one-line HbrepError) a bad id, a malformed cluster key, an existing peer, and an id
-        whose old queues are still present on any replicator (``checkQueuesDeleted``).
+        Refuses (one-line HbrepError) a bad id, a malformed cluster key, a configuration holding a
+        secret itself instead of a reference (``replication/secrets.py``: the peer znode is readable by
+        every ZooKeeper client with access), an existing peer, and an id whose old queues are still
+        present on any replicator (``checkQueuesDeleted``).
         """
         check_peer_id(peer_id)
         ClusterKey.parse(config.cluster_key)
+        refuse_plain_secrets(config.configuration)
         with zk_access(self.paths.peers):
             if self.zk.exists(self.paths.peer(peer_id)):
                 raise PeerExists(f"peer {peer_id} already exists")

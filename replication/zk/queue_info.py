@@ -12,6 +12,12 @@ log = logging.getLogger(__name__)
 SERVER_NAME_PATTERN = re.compile(r"[^,]+,[0-9]+,[0-9]+")
 
 
+def live_server_names(children: list[str]) -> list[str]:
+    """The children of a cluster's ``rs`` znode that are server names (``ServerName.parseServerName``
+    form ``host,port,startcode``, as HBase and hbrep name them), sorted; anything else is no server."""
+    return sorted(name for name in children if SERVER_NAME_PATTERN.fullmatch(name))
+
+
 def recovered_queue_id(queue_id: str, dead_server: str) -> str:
     """The id a claimer gives a queue of ``dead_server``: ``queueId + "-" + dead`` (claimQueue)."""
     return f"{queue_id}-{dead_server}"

@@ -13,7 +13,6 @@ and fails with one clear line (plus the log tail) otherwise. ``stop`` leaves no 
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import signal
@@ -26,6 +25,7 @@ from pathlib import Path
 
 from replication.errors import HbrepError
 from replication.net import LOOPBACK, free_port, port_in_use
+from replication.processes import pid_alive, reap, signal_group
 
 ZK_MAIN_STANDALONE = "org.apache.zookeeper.server.ZooKeeperServerMain"
 ZK_MAIN_QUORUM = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
@@ -60,21 +60,6 @@ def four_letter_word(host: str, port: int, word: str = "srvr", timeout: float = 
     return b"".join(chunks).decode("utf-8", "replace")
 
 
-def pid_alive(pid: int) -> bool:
-    """True when a process with this pid exists and is not a zombie."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split(") ", 1)[1][0] != "Z"
-    except (FileNotFoundError, IndexError):
-        return False
-
-
 @dataclass(frozen=True)
 class EnsembleMember:
     """One server of a loopback ensemble: its id and its client, quorum and election ports."""
@@ -83,6 +68,33 @@ class EnsembleMember:
     client_port: int
     quorum_port: int
     election_port: int
+
+
+@dataclass(frozen=True)
+class ZooKeeperTls:
+    """ZooKeeper's secure client port (Netty connection factory) with PEM key and trust stores.
+
+    ``keystore``: the server's key followed by its certificate chain; ``truststore``: the CA(s) that
+    clients' certificates must chain to; ``client_auth``: ``need`` (mutual TLS), ``want`` or ``none``.
+    """
+
+    secure_port: int
+    keystore: Path
+    truststore: Path
+    client_auth: str = "need"
+
+    def config_lines(self) -> list[str]:
+        """The zoo.cfg lines (ZooKeeper passes the ``ssl.*`` keys on as ``zookeeper.ssl.*`` properties)."""
+        return [
+            f"secureClientPort={self.secure_port}",
+            f"secureClientPortAddress={LOOPBACK}",
+            "serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory",
+            f"ssl.keyStore.location={self.keystore}",
+            "ssl.keyStore.type=PEM",
+            f"ssl.trustStore.location={self.truststore}",
+            "ssl.trustStore.type=PEM",
+            f"ssl.clientAuth={self.client_auth}",
+        ]
 
 
 @dataclass
@@ -111,7 +123,11 @@ class ZooKeeperServer:
         server_id: int | None = None,
         heap_mb: int = 256,
         tick_time_ms: int = 2000,
+        tls: ZooKeeperTls | None = None,
     ):
+        """``tls`` adds a secure client port (``tls.secure_port``) next to the plain ``port``, which the
+        start-up check (``srvr``) uses."""
+        self.tls = tls
         self.data_dir = Path(data_dir).resolve()
         self.port = port
         self.ensemble = tuple(ensemble)
@@ -149,6 +165,8 @@ class ZooKeeperServer:
             "4lw.commands.whitelist=ruok,srvr,stat,envi,mntr,conf,cons",
             "maxClientCnxns=200",
         ]
+        if self.tls is not None:
+            lines += self.tls.config_lines()
         if self.ensemble:
             if self.server_id is None:
                 raise ZooKeeperServerError("an ensemble member needs a server id")
@@ -240,17 +258,17 @@ class ZooKeeperServer:
         if pid is None or not pid_alive(pid):
             self.pid_file.unlink(missing_ok=True)
             return False
-        _signal_group(pid, signal.SIGTERM)
+        signal_group(pid, signal.SIGTERM)
         deadline = time.monotonic() + timeout
         while pid_alive(pid) and time.monotonic() < deadline:
-            _reap(pid)
+            reap(pid)
             time.sleep(0.05)
         if pid_alive(pid):
-            _signal_group(pid, signal.SIGKILL)
+            signal_group(pid, signal.SIGKILL)
             while pid_alive(pid):
-                _reap(pid)
+                reap(pid)
                 time.sleep(0.05)
-        _reap(pid)
+        reap(pid)
         self.pid_file.unlink(missing_ok=True)
         return True
 
@@ -258,9 +276,9 @@ class ZooKeeperServer:
         """SIGKILL the server at once (for failure tests); the pid file is removed."""
         pid = self.read_pid()
         if pid is not None and pid_alive(pid):
-            _signal_group(pid, signal.SIGKILL)
+            signal_group(pid, signal.SIGKILL)
             while pid_alive(pid):
-                _reap(pid)
+                reap(pid)
                 time.sleep(0.02)
         self.pid_file.unlink(missing_ok=True)
 
@@ -291,19 +309,6 @@ class ZooKeeperServer:
     def _log_tail_suffix(self) -> str:
         tail = self.log_tail()
         return f"; log tail ({self.log_file}):\n{tail}" if tail else ""
-
-
-def _signal_group(pid: int, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, sig)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.kill(pid, sig)
-
-
-def _reap(pid: int) -> None:
-    """Collect the exit status if ``pid`` is our child, so it does not linger as a zombie."""
-    with contextlib.suppress(ChildProcessError, OSError):
-        os.waitpid(pid, os.WNOHANG)
 
 
 class LoopbackEnsemble:

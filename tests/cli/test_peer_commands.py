@@ -9,6 +9,7 @@ import pytest
 from replication.zk.client import connect
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
+from replication.zk.peer_storage import ReplicationPeerStorage
 from replication.zk.queue_storage import ReplicationQueueStorage
 
 
@@ -25,6 +26,10 @@ def test_peer_lifecycle_queues_and_claim(cluster_key):
     assert bad.stderr.strip().splitlines() == [
         "hbrep: error: bad peer id 'a-b': it must be non-empty, without '-', '/' or blanks"
     ]
+    protocol = hbrep(*c, "add_peer", "4", "zk9:2181:/hbase-b", "--config", "hbrep.peer.protocol=thrift")
+    assert protocol.returncode == 1 and protocol.stderr.strip().splitlines() == [
+        "hbrep: error: peer 4: hbrep.peer.protocol='thrift' must be one of hbrep, hbase"
+    ]
     badkey = hbrep(*c, "add_peer", "3", "zk9:/hbase-b")
     assert badkey.returncode == 1 and "bad cluster key 'zk9:/hbase-b'" in badkey.stderr
     assert hbrep(*c, "disable_peer", "2").returncode == 0
@@ -34,9 +39,9 @@ def test_peer_lifecycle_queues_and_claim(cluster_key):
         "PEER_ID", "CLUSTER_KEY", "ENDPOINT_CLASSNAME", "STATE", "REPLICATE_ALL", "NAMESPACES", "TABLE_CFS",
         "BANDWIDTH", "SERIAL",
     ]  # fmt: skip
-    assert row.split() == ["2", "zk9:2181:/hbase-b", "DISABLED", "false", "t1:cf1,cf2", "0", "false"]
+    assert row.split() == ["2", "zk9:2181:/hbase-b", "DISABLED", "false", "default.t1:cf1,cf2", "0", "false"]
     rows = json.loads(hbrep(*c, "list_peers", "--json").stdout)
-    assert rows[0]["STATE"] == "DISABLED" and rows[0]["TABLE_CFS"] == "t1:cf1,cf2"
+    assert rows[0]["STATE"] == "DISABLED" and rows[0]["TABLE_CFS"] == "default.t1:cf1,cf2"
     assert hbrep(*c, "enable_peer", "2").returncode == 0
     assert json.loads(hbrep(*c, "list_peers", "--json").stdout)[0]["STATE"] == "ENABLED"
     missing = hbrep(*c, "enable_peer", "7")
@@ -70,3 +75,39 @@ def test_peer_lifecycle_queues_and_claim(cluster_key):
         zk.delete(paths.parent, recursive=True)
         zk.stop()
         zk.close()
+
+
+def test_add_peer_config_takes_secret_references_and_refuses_secrets(cluster_key):
+    c = ("--cluster", cluster_key)
+    plain = hbrep(*c, "add_peer", "4", "zk9:2181:/hbase-b", "--config", "hbrep.cluster.token=tok-plain-123")
+    assert plain.returncode == 1
+    assert plain.stderr.strip().splitlines() == [
+        "hbrep: error: peer configuration hbrep.cluster.token would store a secret in ZooKeeper: set "
+        "hbrep.cluster.token.secret to a reference instead (env:NAME, file:NAME, airflow-var:NAME, airflow-conn:NAME)"
+    ]
+    assert "tok-plain-123" not in plain.stdout + plain.stderr
+    added = hbrep(*c, "add_peer", "4", "zk9:2181:/hbase-b", "--config", "hbrep.cluster.token.secret=env:PEER_TOKEN")
+    assert added.returncode == 0, added.stderr
+    zk = connect(ClusterKey.parse(cluster_key))
+    try:
+        data, _ = zk.get(f"{ClusterKey.parse(cluster_key).znode_parent}/replication/peers/4")
+    finally:
+        zk.stop()
+        zk.close()
+    assert b"hbrep.cluster.token.secret" in data and b"env:PEER_TOKEN" in data
+
+
+@pytest.mark.slow
+def test_add_peer_config_pairs_land_in_the_peer_configuration(cluster_key):
+    c = ("--cluster", cluster_key)
+    added = hbrep(*c, "add_peer", "5", "zk9:2181:/real", "--config", "hbrep.peer.protocol=hbase", "--config", "k=a=b")
+    assert added.returncode == 0, added.stderr
+    zk = connect(cluster_key)
+    try:
+        storage = ReplicationPeerStorage(zk, ZNodePaths(parent=ClusterKey.parse(cluster_key).znode_parent))
+        assert storage.get_peer_config("5").configuration == {"hbrep.peer.protocol": "hbase", "k": "a=b"}
+    finally:
+        zk.stop()
+        zk.close()
+    bad = hbrep(*c, "add_peer", "6", "zk9:2181:/real", "--config", "novalue")
+    assert bad.returncode == 1 and len(bad.stderr.strip().splitlines()) == 1 and "KEY=VALUE" in bad.stderr

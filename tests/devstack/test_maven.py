@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from replication.devstack.maven import INTEROP_POM, MavenError, interop_classpath
+from replication.devstack.maven import (
+    INTEROP_POM,
+    MavenError,
+    compile_interop_tools,
+    interop_classpath,
+    interop_tools_classpath,
+)
 
 
 def test_classpath_has_the_pinned_hbase_and_hadoop():
@@ -30,3 +36,18 @@ def test_unresolvable_pom_is_one_clear_error(tmp_path):
     pom.write_text(INTEROP_POM.read_text().replace("<hbase.version>2.6.1-hadoop3<", "<hbase.version>0.0.0-none<"))
     with pytest.raises(MavenError, match="Maven could not resolve"):
         interop_classpath(pom, timeout=600)
+
+
+def test_tools_classpath_has_the_compiled_admin_tool_first():
+    first, _, rest = interop_tools_classpath().partition(":")
+    assert (Path(first) / "io" / "hbrep" / "interop" / "AdminTool.class").is_file()
+    assert "hbase-server-2.6.1-hadoop3.jar" in rest
+
+
+def test_tools_that_do_not_compile_are_one_clear_error(tmp_path):
+    sources = tmp_path / "src"
+    (sources / "x").mkdir(parents=True)
+    (sources / "x" / "Broken.java").write_text('package x; class Broken { int f() { return "no"; } }\n')
+    with pytest.raises(MavenError, match=r"javac could not compile .*\n.*Broken.java"):
+        compile_interop_tools(interop_classpath(), sources, tmp_path / "classes")
+    assert not (tmp_path / "classes" / ".compiled").exists()

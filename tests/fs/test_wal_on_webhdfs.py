@@ -1,11 +1,8 @@
-"""WAL files written, tailed from a position and archived through the WebHDFS backend.
-
-Against tests/webhdfs_server.py (a WebHDFS protocol test server, not HDFS).
-"""
+"""WAL files written, tailed from a position and archived on a real HDFS, through WebHDFS."""
 
 from __future__ import annotations
 
-import uuid
+from conftest import HttpLog
 
 from replication.fs import get_filesystem
 from replication.wal.model import Cell, CellType, Entry, WALKey
@@ -19,8 +16,9 @@ def _entry(seq: int) -> Entry:
     return Entry(key, [Cell(b"row-%d" % seq, b"f", b"q", 1000 + seq, int(CellType.PUT), b"v" * 50)])
 
 
-def test_wal_write_tail_from_position_and_archive(webhdfs_server):
-    fs, root = get_filesystem(webhdfs_server.uri(f"/hbase-{uuid.uuid4().hex[:8]}"))
+def test_wal_write_tail_from_position_and_archive(hdfs_cluster, hdfs_home):
+    home = hdfs_home("hbase")
+    fs, root = get_filesystem(hdfs_cluster.webhdfs_root(f"{home}/hbase", user="hbase"))
     server = "rs1.example.com,16020,1700000000000"
     name = wal_file_name(server, 1_700_000_123_456)
     path = fs.join(wal_dir(root, server), name)
@@ -31,16 +29,20 @@ def test_wal_write_tail_from_position_and_archive(webhdfs_server):
     with open_wal(path, fs=fs) as reader:  # an open WAL: no trailer yet
         assert [r.entry.key.log_sequence_number for r in reader] == [1, 2, 3]
         assert reader.position == ends[-1] and not reader.trailer_present
+    with open_wal(path, fs=fs, start=ends[-1]) as reader:  # at the end of what was written: nothing new
+        assert list(reader) == [] and reader.position == ends[-1]
 
     writer.append(_entry(4))
     writer.close()
-    webhdfs_server.requests.clear()
+    log = HttpLog.attach(fs)
     with open_wal(path, fs=fs, start=ends[1]) as reader:  # resume at a recorded position
         assert [r.entry.key.log_sequence_number for r in reader] == [3, 4]
         assert reader.trailer_present and reader.truncated_tail_bytes == 0
-    body_reads = [r for r in webhdfs_server.requests if r.op == "OPEN" and r.role == "datanode"]
-    assert any(int(r.query.get("offset", 0)) == ends[1] for r in body_reads)
+    body_reads = [a for a in log.of(path, "OPEN") if a.port == hdfs_cluster.ports["dn_http"]]
+    assert any(int(a.query.get("offset", 0)) == ends[1] for a in body_reads)
 
     archived = fs.join(old_wal_dir(root), name)
     fs.rename(path, archived)  # archive = rename
     assert find_wal(fs, root, name, servers=[server]) == archived
+    renames = [r["dst"] for r in hdfs_cluster.audit_entries(path) if r["cmd"] == "rename"]
+    assert renames == [archived]  # one NameNode RENAME, no copy

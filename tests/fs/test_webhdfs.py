@@ -1,27 +1,20 @@
-"""What is particular to the WebHDFS backend: URIs, redirects, offset reads, auth and errors.
+"""What is particular to the WebHDFS backend, against a real HDFS (Hadoop's NameNode and DataNode).
 
-These run against tests/webhdfs_server.py, a WebHDFS *protocol* test server (not HDFS).
+URIs, the NameNode → DataNode redirect, offset reads that never fetch the bytes before the offset
+(the DataNode's Content-Length says how much it sent), one APPEND per sync (the NameNode's audit log
+counts them), the user a request runs as (the owner HDFS records), auth and errors.
 """
 
 from __future__ import annotations
 
 import io
-import uuid
 
 import pytest
+from conftest import HttpLog
 
 from replication.fs import FileSystemError, get_filesystem
 from replication.fs_webhdfs import WebHdfsFileSystem, webhdfs_urls
-from replication.zk.server import free_port
-
-
-@pytest.fixture
-def hdfs_root(webhdfs_server) -> str:
-    return f"/r-{uuid.uuid4().hex[:10]}"
-
-
-def _records(server, path: str, op: str) -> list:
-    return [r for r in server.requests if r.path == path and r.op == op]
+from replication.net import free_port
 
 
 def test_root_uris_map_to_webhdfs_urls():
@@ -35,42 +28,49 @@ def test_root_uris_map_to_webhdfs_urls():
         webhdfs_urls("s3://bucket/hbase")
 
 
-def test_hdfs_scheme_root_works_against_the_namenode(webhdfs_server, hdfs_root):
-    fs, root = get_filesystem(f"hdfs://127.0.0.1:{webhdfs_server.namenode_port}{hdfs_root}?user=hbase")
-    assert isinstance(fs, WebHdfsFileSystem) and root == hdfs_root
+def test_hdfs_scheme_root_works_against_the_namenode(hdfs_cluster, hdfs_home):
+    home = hdfs_home("hbase")
+    fs, root = get_filesystem(f"hdfs://127.0.0.1:{hdfs_cluster.ports['http']}{home}?user=hbase")
+    assert isinstance(fs, WebHdfsFileSystem) and root == home
     fs.write_atomic(fs.join(root, "a"), b"abc")
     assert fs.read_range(fs.join(root, "a"), 1) == b"bc"
-    users = {r.query.get("user.name") for r in webhdfs_server.requests if r.path.startswith(hdfs_root)}
+    assert fs.client.status(fs.join(root, "a"))["owner"] == "hbase"
+    users = {r["ugi"].split()[0] for r in hdfs_cluster.audit_entries(fs.join(root, "a"))}
     assert users == {"hbase"}
 
 
-def test_user_comes_from_the_environment_when_the_uri_has_none(webhdfs_server, hdfs_root):
-    fs = WebHdfsFileSystem.from_uri(webhdfs_server.uri(hdfs_root), env={"HBREP_WEBHDFS_USER": "replicator"})
-    fs.mkdirs(hdfs_root)
-    assert _records(webhdfs_server, hdfs_root, "MKDIRS")[-1].query["user.name"] == "replicator"
+def test_user_comes_from_the_environment_when_the_uri_has_none(hdfs_cluster, hdfs_home):
+    home = hdfs_home("replicator")
+    fs = WebHdfsFileSystem.from_uri(hdfs_cluster.webhdfs_root(home), env={"HBREP_WEBHDFS_USER": "replicator"})
+    fs.mkdirs(f"{home}/d")
+    assert fs.client.status(f"{home}/d")["owner"] == "replicator"
 
 
-def test_offset_read_never_transfers_the_bytes_before_it(webhdfs_server, hdfs_root):
-    fs, root = get_filesystem(webhdfs_server.uri(hdfs_root))
+def test_offset_read_never_transfers_the_bytes_before_it(hdfs_cluster, hdfs_home):
+    home = hdfs_home("hbase")
+    fs, root = get_filesystem(hdfs_cluster.webhdfs_root(home, user="hbase"))
     path = fs.join(root, "wal.1")
     payload = b"x" * 700_000 + b"tail-bytes"
     fs.write_atomic(path, payload)
+    log = HttpLog.attach(fs)
     with fs.open_read(path, 700_000) as stream:
         assert stream.read() == b"tail-bytes"
-    opens = _records(webhdfs_server, path, "OPEN")
-    namenode = [r for r in opens if r.role == "namenode"]
-    datanode = [r for r in opens if r.role == "datanode"]
-    assert [r.status for r in namenode] == [307]  # NameNode → DataNode redirect, like HDFS
-    assert [(r.query["offset"], r.bytes_out) for r in datanode] == [("700000", 10)]
+    opens = log.of(path, "OPEN")
+    namenode = [a for a in opens if a.port == hdfs_cluster.ports["http"]]
+    datanode = [a for a in opens if a.port == hdfs_cluster.ports["dn_http"]]
+    assert [a.status for a in namenode] == [307]  # the NameNode redirects to the DataNode
+    assert [(a.query["offset"], a.status, a.content_length) for a in datanode] == [("700000", 200, 10)]
     assert fs.read_range(path, 100, 5) == b"xxxxx"
-    assert _records(webhdfs_server, path, "OPEN")[-1].bytes_out == 5
+    assert log.of(path, "OPEN")[-1].content_length == 5
 
 
-def test_seek_outside_the_buffer_reopens_at_the_new_offset(webhdfs_server, hdfs_root):
-    fs, root = get_filesystem(webhdfs_server.uri(hdfs_root))
+def test_seek_outside_the_buffer_reopens_at_the_new_offset(hdfs_cluster, hdfs_home):
+    home = hdfs_home("hbase")
+    fs, root = get_filesystem(hdfs_cluster.webhdfs_root(home, user="hbase"))
     path = fs.join(root, "f")
     payload = bytes(range(256)) * (3 * 4096)  # 3 MiB: larger than the 1 MiB read buffer
     fs.write_atomic(path, payload)
+    log = HttpLog.attach(fs)
     with fs.open_read(path, 10) as stream:
         assert stream.read(2) == payload[10:12]
         stream.seek(2_500_000)
@@ -78,40 +78,57 @@ def test_seek_outside_the_buffer_reopens_at_the_new_offset(webhdfs_server, hdfs_
         assert stream.tell() == 2_500_003
         stream.seek(-2, io.SEEK_END)
         assert stream.read() == payload[-2:]
-    offsets = [r.query["offset"] for r in _records(webhdfs_server, path, "OPEN") if r.role == "datanode"]
+    offsets = [a.query["offset"] for a in log.of(path, "OPEN") if a.port == hdfs_cluster.ports["dn_http"]]
     assert offsets == ["10", "2500000", str(len(payload) - 2)]
 
 
-def test_writes_go_to_the_datanode_one_append_per_sync(webhdfs_server, hdfs_root):
-    fs, root = get_filesystem(webhdfs_server.uri(hdfs_root))
+def test_writes_go_to_the_datanode_one_append_per_sync(hdfs_cluster, hdfs_home):
+    home = hdfs_home("hbase")
+    fs, root = get_filesystem(hdfs_cluster.webhdfs_root(home, user="hbase"))
     path = fs.join(root, "WALs", "rs1,16020,1", "rs1%2C16020%2C1.1")
+    log = HttpLog.attach(fs)
     stream = fs.create(path)
     stream.write(b"a")
     stream.write(b"b")
     fs.sync(stream)
+    assert fs.read_range(path, 0) == b"ab"  # durable and visible once sync returns
     fs.sync(stream)  # nothing new: no request
     stream.write(b"c")
     stream.close()
     assert fs.read_range(path, 0) == b"abc"
-    creates = _records(webhdfs_server, path, "CREATE")
-    appends = _records(webhdfs_server, path, "APPEND")
-    assert [(r.role, r.status) for r in creates] == [("namenode", 307), ("datanode", 201)]
-    assert [(r.role, r.bytes_in) for r in appends] == [
-        ("namenode", 0),
-        ("datanode", 2),
-        ("namenode", 0),
-        ("datanode", 1),
-    ]
+    commands = [r["cmd"] for r in hdfs_cluster.audit_entries(path) if r["cmd"] in ("create", "append")]
+    assert commands == ["create", "append", "append"]
+    appends = [a for a in log.of(path, "APPEND")]
+    assert [(a.port == hdfs_cluster.ports["dn_http"], a.status) for a in appends] == [
+        (False, 307), (True, 200), (False, 307), (True, 200),
+    ]  # fmt: skip
     # the escaped WAL name survives the URL round trip
     assert [s.name for s in fs.list(fs.join(root, "WALs", "rs1,16020,1"))] == ["rs1%2C16020%2C1.1"]
 
 
-def test_read_past_the_end_is_an_error_naming_the_file(webhdfs_server, hdfs_root):
-    fs, root = get_filesystem(webhdfs_server.uri(hdfs_root))
+def test_read_at_and_past_the_end(hdfs_cluster, hdfs_home):
+    home = hdfs_home("hbase")
+    fs, root = get_filesystem(hdfs_cluster.webhdfs_root(home, user="hbase"))
     path = fs.join(root, "short")
     fs.write_atomic(path, b"1234")
-    with pytest.raises(FileSystemError, match=f"{path}.*EOFException"):
+    # HDFS refuses OPEN at offset == length ("out of the range [0, 4)"); the backend reads b"" there
+    assert fs.read_range(path, 4) == b""
+    with fs.open_read(path, 4) as stream:
+        assert stream.read() == b""
+    with pytest.raises(FileSystemError, match=f"{path}.*EOFException") as info:
         fs.read_range(path, 10)
+    assert "\n" not in str(info.value)
+
+
+def test_permission_denied_is_one_line_without_the_java_stack(hdfs_cluster, hdfs_home):
+    home = hdfs_home("hbase")
+    fs, _ = get_filesystem(hdfs_cluster.webhdfs_root(home, user="intruder"))
+    with pytest.raises(FileSystemError) as info:
+        fs.write_atomic(f"{home}/x", b"1")
+    message = str(info.value)
+    assert "AccessControlException: Permission denied: user=intruder, access=WRITE" in message
+    assert "\n" not in message and " at org.apache" not in message
+    assert not fs.list(home)
 
 
 def test_unreachable_namenode_is_one_line_naming_it():
@@ -138,17 +155,19 @@ def test_kerberos_without_its_package_fails_with_one_clear_line():
         WebHdfsFileSystem.from_uri("webhdfs://nn:9870/hbase", env={"HBREP_WEBHDFS_AUTH": "ntlm"})
 
 
-def test_server_answers_hdfs_json_shapes(webhdfs_server, hdfs_root):
+def test_namenode_json_shapes_the_backend_relies_on(hdfs_cluster, hdfs_home):
     import requests
 
-    fs, root = get_filesystem(webhdfs_server.uri(hdfs_root))
+    home = hdfs_home("hbase")
+    fs, root = get_filesystem(hdfs_cluster.webhdfs_root(home, user="hbase"))
     fs.write_atomic(fs.join(root, "f"), b"12")
-    base = f"{webhdfs_server.http_url}/webhdfs/v1{root}"
-    listing = requests.get(base, params={"op": "LISTSTATUS"}, timeout=5).json()
+    base = f"{hdfs_cluster.http_url}/webhdfs/v1{root}"
+    params = {"user.name": "hbase"}
+    listing = requests.get(base, params={**params, "op": "LISTSTATUS"}, timeout=5).json()
     (entry,) = listing["FileStatuses"]["FileStatus"]
     assert entry["pathSuffix"] == "f" and entry["type"] == "FILE" and entry["length"] == 2
-    missing = requests.get(base + "/nope", params={"op": "GETFILESTATUS"}, timeout=5)
+    missing = requests.get(base + "/nope", params={**params, "op": "GETFILESTATUS"}, timeout=5)
     assert missing.status_code == 404
     assert missing.json()["RemoteException"]["exception"] == "FileNotFoundException"
-    renamed = requests.put(base + "/nope", params={"op": "RENAME", "destination": root + "/g"}, timeout=5)
-    assert renamed.json() == {"boolean": False}
+    renamed = requests.put(base + "/nope", params={**params, "op": "RENAME", "destination": root + "/g"}, timeout=5)
+    assert renamed.json() == {"boolean": False}  # what _rename reads as "refused"

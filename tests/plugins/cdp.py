@@ -161,10 +161,19 @@ class Browser:
                 _collect(json.loads(self.ws.recv(timeout=max(0.05, end - time.monotonic()))), self.errors)
 
 
-def load_page(url: str, ready_js: str, timeout: float = 60.0) -> PageResult:
-    """Open ``url`` in a fresh headless Chromium, wait until ``ready_js`` is true, return text and errors."""
+def load_page(url: str, ready_js: str, timeout: float = 60.0, login: tuple[str, str] | None = None) -> PageResult:
+    """Open ``url`` in a fresh headless Chromium, wait until ``ready_js`` is true, return text and errors.
+
+    ``login`` (user, password): the first page shown must be a login form (Airflow's login page after a
+    redirect); it is filled in and submitted as a person would, then ``ready_js`` is awaited.
+    """
     with Browser(timeout) as page:
         page.navigate(url)
+        if login is not None:
+            page.wait_for("document.querySelector('input[type=password]') !== null")
+            page.evaluate(_FILL_LOGIN % json.dumps(list(login)))
+            page.wait_for("!document.querySelector('button[type=submit]').disabled")
+            page.evaluate("document.querySelector('button[type=submit]').click()")
         try:
             page.wait_for(ready_js)
         except AssertionError:
@@ -172,6 +181,19 @@ def load_page(url: str, ready_js: str, timeout: float = 60.0) -> PageResult:
         # Let late console messages (e.g. from a second fetch) arrive before reading the page.
         page.drain(1.0)
         return PageResult(page.text(), page.errors)
+
+
+# React controls the login inputs: set them through the native setter and fire "input"; the sign-in
+# button is enabled once the form validated.
+_FILL_LOGIN = """(() => {
+  const [user, password] = %s;
+  const set = (el, v) => {
+    Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value").set.call(el, v);
+    el.dispatchEvent(new Event("input", {bubbles: true}));
+  };
+  set(document.querySelector("input[name=username], input[type=text]"), user);
+  set(document.querySelector("input[type=password]"), password);
+})()"""
 
 
 def _collect(msg: dict, errors: list[str]) -> None:

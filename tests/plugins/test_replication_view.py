@@ -1,25 +1,20 @@
-"""The Replication view: served by uvicorn, loaded in headless Chromium, no console errors, a known queue shown."""
+"""The Replication view inside a real ``airflow api-server``: behind Airflow's login (curl and headless
+Chromium through the real login page), no console errors, a known queue shown."""
 
 from __future__ import annotations
 
-import socket
-import threading
 import time
+import uuid
 
 import pytest
+from airflow_api import PASSWORDS, api_server, get, login_token
 from cdp import chromium_binary, load_page
 
 pytestmark = pytest.mark.slow
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture
-def source_cluster(cluster_key, tmp_path):
+@pytest.fixture(scope="module")
+def source_cluster(zk_server, tmp_path_factory):
     """One embedded region server with table t (f scope 1) and peer 1, after one write: one known queue."""
     from replication.cluster.embedded import start_cluster
     from replication.config import Config
@@ -27,7 +22,9 @@ def source_cluster(cluster_key, tmp_path):
     from replication.zk.peer_storage import ReplicationPeerConfig, ReplicationPeerStorage
 
     conf = Config.load(env={}, overrides={"zookeeper.session.timeout": 4000})
-    cluster = start_cluster(cluster_key, str(tmp_path / "src"), 1, conf=conf, name="ui-src")
+    tmp_path = tmp_path_factory.mktemp("view")
+    key = f"127.0.0.1:{zk_server.port}:/ui-{uuid.uuid4().hex[:8]}"
+    cluster = start_cluster(key, str(tmp_path / "src"), 1, conf=conf, name="ui-src")
     try:
         TableRegistry(None, cluster.root).create(TableDescriptor.of("t", ColumnFamilyDescriptor("f", scope=1)))
         ReplicationPeerStorage(cluster.zk, cluster.paths).add_peer(
@@ -40,30 +37,17 @@ def source_cluster(cluster_key, tmp_path):
         cluster.stop()
 
 
+@pytest.fixture(scope="module")
+def airflow_server(source_cluster, tmp_path_factory):
+    """A real ``airflow api-server`` with the plugin, reporting on the source cluster (``HBREP_CLUSTER``)."""
+    with api_server(tmp_path_factory.mktemp("airflow"), source_cluster.cluster_key) as server:
+        yield server
+
+
 @pytest.fixture
-def served_view(source_cluster):
-    """The plugin's FastAPI app on a free 127.0.0.1 port (uvicorn in a thread)."""
-    import uvicorn
-    from hbrep_airflow.ui.app import create_app
-
-    from replication.status import replication_status
-    from replication.zk.cluster_key import ClusterKey
-
-    key = ClusterKey.parse(source_cluster.cluster_key)
-    app = create_app(lambda: replication_status(source_cluster.zk, key, source_cluster.conf))
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        server.should_exit = True
-        thread.join(10)
+def served_view(airflow_server):
+    """The Replication view's address inside the real Airflow API server."""
+    return airflow_server.url + "/hbrep/"
 
 
 def _known_queue(cluster) -> tuple[str, str]:
@@ -81,7 +65,7 @@ def _known_queue(cluster) -> tuple[str, str]:
 @pytest.mark.skipif(chromium_binary() is None, reason="chromium not installed (make chromium)")
 def test_page_loads_without_console_errors_and_shows_a_known_queue(source_cluster, served_view):
     server, wal = _known_queue(source_cluster)
-    result = load_page(served_view, "document.body.dataset.loaded === '1'")
+    result = load_page(served_view, "document.body.dataset.loaded === '1'", login=("viewer", PASSWORDS["viewer"]))
     assert result.errors == []
     assert "Replication" in result.text
     assert server in result.text  # the replicator of the queue tree
@@ -91,25 +75,63 @@ def test_page_loads_without_console_errors_and_shows_a_known_queue(source_cluste
     assert "cannot load" not in result.text
 
 
-def test_status_api_adds_lag_history(source_cluster, served_view):
+def test_status_api_adds_lag_history(source_cluster, airflow_server, served_view):
     import json
-    import urllib.request
 
     _known_queue(source_cluster)
-    with urllib.request.urlopen(served_view + "api/status", timeout=30) as response:
-        data = json.loads(response.read())
+    code, body, _ = get(served_view + "api/status", token=login_token(airflow_server, "admin"))
+    assert code == 200, body
+    data = json.loads(body)
     assert list(data["peers"]) == ["1"]
     assert data["queues"][0]["queue_id"] == "1"
     assert data["lag_history"]["1"][-1] == [data["now_ms"], data["peers"]["1"]["replicationLag"]]
 
 
+def test_every_route_needs_a_logged_in_user_allowed_to_read_the_dags(airflow_server, served_view):
+    routes = [served_view, served_view + "replication", served_view + "api/status"]
+    for url in routes:
+        code, body, _ = get(url)
+        assert code == 401, (url, code, body)  # no token
+        code, body, _ = get(url, token="not-a-jwt")
+        assert code == 403, (url, code, body)  # a token Airflow did not sign
+        code, body, _ = get(url, token=login_token(airflow_server, "nobody"))
+        assert code == 403, (url, code, body)  # logged in, but no access to the DAGs
+        assert "Forbidden" in body and "peers" not in body
+    for user in ("viewer", "admin"):
+        code, body, _ = get(served_view + "api/status", token=login_token(airflow_server, user))
+        assert code == 200 and '"peers"' in body, (user, code, body)
+    code, body, _ = get(served_view, token=login_token(airflow_server, "viewer"), accept="text/html")
+    assert code == 200 and "<html" in body.lower()
+
+
+def test_a_browser_without_a_login_is_sent_to_airflows_login_page(airflow_server, served_view):
+    code, body, headers = get(served_view, accept="text/html,application/xhtml+xml")
+    assert code == 303, (code, body)
+    location = {k.lower(): v for k, v in headers.items()}["location"]
+    assert location.startswith("/auth/login?next="), headers
+    assert "hbrep" in location
+
+
+@pytest.mark.skipif(chromium_binary() is None, reason="chromium not installed (make chromium)")
+def test_a_wrong_password_on_the_login_page_shows_no_replication_data(source_cluster, served_view):
+    result = load_page(served_view, "document.body.innerText.toLowerCase().includes('invalid')",
+                       login=("viewer", "wrong-password"))  # fmt: skip
+    assert source_cluster.cluster_key.rsplit(":", 1)[1] not in result.text
+    assert "ENABLED" not in result.text
+
+
 def test_status_errors_are_one_line_503():
+    import airflow_env
+    from airflow.api_fastapi.app import init_auth_manager
+    from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
     from fastapi.testclient import TestClient
     from hbrep_airflow.ui.app import create_app
 
     def broken():
         raise RuntimeError("ZooKeeper at 127.0.0.1:1 did not answer")
 
-    response = TestClient(create_app(broken)).get("/api/status")
+    airflow_env.init_db()  # Airflow's DAG access check looks up the DAGs' teams
+    token = init_auth_manager().generate_jwt(SimpleAuthManagerUser(username="admin", role="ADMIN"))
+    response = TestClient(create_app(broken)).get("/api/status", headers={"Authorization": f"Bearer {token}"})
     assert response.status_code == 503
     assert response.json() == {"error": "RuntimeError: ZooKeeper at 127.0.0.1:1 did not answer"}

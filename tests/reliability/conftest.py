@@ -85,6 +85,10 @@ def scenario(request: pytest.FixtureRequest) -> Iterator[ScenarioRecord]:
     _RECORDS.append(record)
 
 
+# Sections other suites own (e.g. ``make fuzz``'s "Bad inputs tried") start at this marker and are kept.
+KEPT_MARKER = "<!-- kept below: written by other suites -->"
+
+
 def all_scenarios() -> set[str]:
     """Every scenario of the suite: the ``test_*`` functions of tests/reliability/test_*.py."""
     names = set()
@@ -101,7 +105,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if missing:
         print(f"\nRELIABILITY.md not rewritten: {len(missing)} scenario(s) did not run ({', '.join(sorted(missing))})")
         return
-    REPORT.write_text(render(_RECORDS))
+    old = REPORT.read_text() if REPORT.exists() else ""
+    kept = old[old.index(KEPT_MARKER) :] if KEPT_MARKER in old else ""
+    REPORT.write_text(render(_RECORDS) + ("\n" + kept if kept else ""))
 
 
 def render(records: list[ScenarioRecord]) -> str:

@@ -71,3 +71,36 @@ def test_lock_and_cluster_id():
     assert codec.parse_cluster_id(str(cid).encode()) == cid
     with pytest.raises(codec.BadZNodeData, match="hbaseid"):
         codec.parse_cluster_id(b"nope")
+
+
+def test_hbase_recoverable_zookeeper_metadata_is_removed_before_parsing():
+    # what a real HBase 2.6.1 master wrote at <parent>/hbaseid (captured; salt bytes shortened to 8)
+    cluster_id = "7115bb1d-d250-4fb6-9317-1e2d738ac9ee"
+    raw = b"\xff\x00\x00\x00\x14master:39395" + bytes(range(8)) + b"PBUF\n$" + cluster_id.encode()
+    assert str(codec.parse_cluster_id(raw)) == cluster_id
+    assert codec.parse_peer_state(b"\xff\x00\x00\x00\x02ab" + codec.PEER_STATE_DISABLED) is False
+    assert codec.parse_position(b"\xff\x00\x00\x00\x00" + codec.position_to_bytes(254)) == 254
+    with pytest.raises(codec.BadZNodeData, match="out of range"):
+        codec.parse_cluster_id(b"\xff\x00\x00\x01\x00short")
+
+
+# What a real HBase 2.6.1 master wrote into <parent>/replication/peers/3/peer-state (tests/interop):
+# RecoverableZooKeeper's metadata (0xFF, length 20, "master:55917" and an 8-byte id), then PBUF.
+REAL_HBASE_PEER_STATE = b"\xff\x00\x00\x00\x14master:55917\xa3:\xb7\xc1HT\x19\xcbPBUF\x08\x01"
+
+
+def test_recoverable_zookeeper_metadata_is_stripped_on_every_read():
+
+    assert codec.strip_metadata(REAL_HBASE_PEER_STATE) == b"PBUF\x08\x01"
+    assert codec.parse_peer_state(REAL_HBASE_PEER_STATE) is False
+    prefix = b"\xff\x00\x00\x00\x05rs:1x"
+    assert codec.parse_position(prefix + codec.position_to_bytes(1234)) == 1234
+    assert codec.parse_lock(prefix + codec.lock_to_bytes("h,1,2")) == "h,1,2"
+    assert codec.strip_metadata(b"") == b"" and codec.strip_metadata(b"PBUF") == b"PBUF"
+
+
+def test_data_starting_with_0xff_without_a_whole_prefix_is_read_as_it_is():
+    assert codec.strip_metadata(b"\xff\x00\x00") == b"\xff\x00\x00"
+    assert codec.strip_metadata(b"\xff\x00\x00\x00\x30abc") == b"\xff\x00\x00\x00\x30abc"
+    with pytest.raises(codec.BadZNodeData, match=r"/q/w: negative position -1 \(8-byte long\)"):
+        codec.parse_position(b"\xff" * 8, "/q/w")

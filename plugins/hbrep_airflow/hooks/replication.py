@@ -20,6 +20,21 @@ if TYPE_CHECKING:
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
+def airflow_secret(kind: str, name: str) -> str | None:
+    """A peer secret held by Airflow (``replication.secrets.SecretLookup``): a variable's value or a
+    connection's password, through Airflow's secrets backends; None when Airflow does not have it."""
+    from airflow.sdk import Variable
+
+    try:
+        if kind == "airflow-var":
+            return Variable.get(name)
+        if kind == "airflow-conn":
+            return BaseHook.get_connection(name).password
+    except Exception:  # not found in any backend: replication.secrets reports it in one line
+        return None
+    return None
+
+
 def safe_name(text: str) -> str:
     """``text`` with every run of characters unsafe in a file name replaced by ``_``."""
     return _UNSAFE.sub("_", text).strip("_") or "x"
@@ -98,7 +113,14 @@ class ReplicationHook(BaseHook):
             root = open_source(zk, self.cluster_key, conf).root
             work = shared_work_dir(conf, root)
             outcome = snapshot_step(
-                zk, self.cluster_key, conf, owner=owner, peer_ids=[peer_id], work_dir=work, cycle_id=cycle_id
+                zk,
+                self.cluster_key,
+                conf,
+                owner=owner,
+                peer_ids=[peer_id],
+                work_dir=work,
+                cycle_id=cycle_id,
+                secret_lookup=airflow_secret,
             )
         pyfiles = pyfiles_for(outcome.manifest_path) if outcome.queues else None
         return {

@@ -91,11 +91,17 @@ class ZooKeeperHook(BaseHook):
         return self._auth
 
     def get_conn(self) -> KazooClient:
-        """A started kazoo client on the quorum (absolute HBase paths; no chroot). The caller stops it."""
+        """A started kazoo client on the quorum (absolute HBase paths; no chroot). The caller stops it.
+
+        TLS to ZooKeeper when the configuration (hbase-site.xml / ``HBREP__`` env) sets ``hbrep.zk.tls.*``.
+        """
+        from replication.config import Config
+        from replication.tls import zk_client_tls
         from replication.zk.client import connect
 
         key = self.cluster_key
-        return connect(key, timeout=float(self._extra.get("connect_timeout", 15.0)), auth=self.auth)
+        timeout = float(self._extra.get("connect_timeout", 15.0))
+        return connect(key, timeout=timeout, auth=self.auth, tls=zk_client_tls(Config.load()))
 
     @contextlib.contextmanager
     def connected(self) -> Iterator[KazooClient]:

@@ -1,5 +1,11 @@
 """FastAPI app of the Replication view: ``GET /`` the page, ``GET /api/status`` the data it draws.
 
+Every route answers only a logged-in Airflow user whom Airflow's auth manager lets read every hbrep DAG:
+the routes depend on Airflow's own ``requires_access_dag("GET", param_dag_id=...)`` (the check Airflow's
+public API uses), so the token (``Authorization: Bearer`` or the ``_token`` cookie set by Airflow's login
+page) is checked by the configured auth manager (simple, FAB, Keycloak...). No token: 401 (the page
+redirects the browser to Airflow's login page instead); a token of a user without DAG access: 403.
+
 The data is ``replication.status.replication_status`` of the source cluster (peers and state, the queue
 tree with positions and lag, stuck queues, recent failovers and cycles) plus ``lag_history``: per peer,
 (time, lag ms) points from the recorded cycles and the current reading, for the lag chart.
@@ -12,12 +18,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI
+from airflow.api_fastapi.app import get_auth_manager
+from airflow.api_fastapi.core_api.security import requires_access_dag
+from fastapi import Depends, FastAPI, Request
 from fastapi.encoders import jsonable_encoder
-from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
+from fastapi.exception_handlers import http_exception_handler
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 PAGE = Path(__file__).resolve().parent / "static" / "replication.html"
 StatusProvider = Callable[[], dict[str, Any]]
+HBREP_DAG_IDS = ("hbrep_ship", "hbrep_failover", "hbrep_log_cleaner", "hbrep_verify")
+"""The DAGs the view reports on: a user must be allowed to read each of them."""
+ACCESS_CHECKS = [Depends(requires_access_dag("GET", param_dag_id=dag_id)) for dag_id in HBREP_DAG_IDS]
 
 
 def default_status_provider() -> dict[str, Any]:
@@ -27,12 +40,12 @@ def default_status_provider() -> dict[str, Any]:
     cluster = os.environ.get("HBREP_CLUSTER")
     if cluster:
         from replication.status import replication_status
-        from replication.zk.client import connected
+        from replication.zk.client import connected, zk_options
         from replication.zk.cluster_key import ClusterKey
 
         conf = Config.load()
         key = ClusterKey.parse(cluster)
-        with connected(key, auth=conf.get_str("hbrep.zk.auth", "") or None) as zk:
+        with connected(key, **zk_options(conf)) as zk:
             return replication_status(zk, key, conf)
     from hbrep_airflow.hooks.replication import ReplicationHook
 
@@ -57,7 +70,19 @@ def lag_history(status: dict[str, Any]) -> dict[str, list[list[int]]]:
 def create_app(status_provider: StatusProvider | None = None) -> FastAPI:
     """The Replication view's app; ``status_provider`` defaults to :func:`default_status_provider`."""
     provider = status_provider or default_status_provider
-    app = FastAPI(title="hbrep replication", docs_url=None, redoc_url=None, openapi_url=None)
+    app = FastAPI(
+        title="hbrep replication", docs_url=None, redoc_url=None, openapi_url=None, dependencies=ACCESS_CHECKS
+    )
+
+    @app.exception_handler(StarletteHTTPException)
+    async def login_redirect(request: Request, exc: StarletteHTTPException) -> Response:
+        """A browser navigating to a page without a login goes to Airflow's login page, then comes back.
+
+        Everything else (``fetch``, curl: no ``text/html`` in ``Accept``) gets the plain 401/403 JSON.
+        """
+        if exc.status_code == 401 and "text/html" in request.headers.get("accept", ""):
+            return RedirectResponse(get_auth_manager().get_url_login(next_url=str(request.url)), status_code=303)
+        return await http_exception_handler(request, exc)
 
     @app.get("/", response_class=HTMLResponse)
     def page() -> HTMLResponse:

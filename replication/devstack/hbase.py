@@ -1,0 +1,437 @@
+"""A real Apache HBase (the release pinned in interop/hbase/pom.xml) run pseudo-distributed on loopback.
+
+One HMaster, 1..N HRegionServers and HBase's Thrift server, each a JVM of its own, against an
+existing ZooKeeper (hbrep's embedded one) under their own znode parent (default ``/hbase-real``),
+with the root directory on the local file system. Everything lives in one folder::
+
+    <root>/hbase.json            the cluster's ports and settings (what stop/status read)
+    <root>/conf/hbase-site.xml   the configuration every HBase JVM (and every tool run) reads
+    <root>/conf/log4j2.properties
+    <root>/hbase/                hbase.rootdir: WALs/, oldWALs/, data/, MasterData/ ...
+    <root>/run/<name>.pid|.log   master, rs1..rsN, thrift (JvmProcess)
+
+``start`` returns once the Thrift server answers a table listing (so the master is initialized and
+a region server carries hbase:meta); every error is one line naming what failed plus the log tail.
+Tools of the same release (WALPrettyPrinter, WALPlayer, hbrep's AdminTool) run from the same
+classpath and configuration through :meth:`RealHBase.run_tool`.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from replication.config import write_site_xml
+from replication.devstack.jvm import JvmProcess, JvmProcessError, port_accepts
+from replication.devstack.maven import interop_tools_classpath
+from replication.errors import HbrepError
+from replication.net import LOOPBACK, free_port, port_in_use
+from replication.zk.client import connected
+from replication.zk.cluster_key import ClusterKey
+
+MASTER_MAIN = "org.apache.hadoop.hbase.master.HMaster"
+REGIONSERVER_MAIN = "org.apache.hadoop.hbase.regionserver.HRegionServer"
+THRIFT_MAIN = "org.apache.hadoop.hbase.thrift.ThriftServer"
+ADMIN_TOOL_MAIN = "io.hbrep.interop.AdminTool"
+DEFAULT_PARENT = "/hbase-real"
+STATE_FILE = "hbase.json"
+
+# What HBase's bin/hbase adds on Java 17 (netty reflection, direct buffers), kept to what it needs.
+JAVA17_OPTIONS = (
+    "-XX:+UseSerialGC",
+    "-XX:TieredStopAtLevel=1",
+    "-Dorg.apache.hbase.thirdparty.io.netty.tryReflectionSetAccessible=true",
+    "--add-opens=java.base/java.lang=ALL-UNNAMED",
+    "--add-opens=java.base/java.nio=ALL-UNNAMED",
+    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+    "--add-opens=java.base/java.util=ALL-UNNAMED",
+    "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
+    "--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED",
+    "-Djava.net.preferIPv4Stack=true",
+)
+
+LOG4J2 = """\
+status = warn
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_OUT
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{ISO8601} %-5p [%t] %c{2}: %.2000m%n
+rootLogger = INFO,console
+logger.zookeeper.name = org.apache.zookeeper
+logger.zookeeper.level = WARN
+logger.hadoop.name = org.apache.hadoop
+logger.hadoop.level = WARN
+logger.hbase.name = org.apache.hadoop.hbase
+logger.hbase.level = INFO
+"""
+# Tools (WALPrettyPrinter, WALPlayer, AdminTool) print their answer on stdout: their log goes to stderr.
+LOG4J2_TOOLS = LOG4J2.replace("SYSTEM_OUT", "SYSTEM_ERR").replace("rootLogger = INFO", "rootLogger = WARN")
+
+
+class HBaseError(HbrepError):
+    """The real HBase could not be started, reached or driven (``stdout``: what a failed tool printed)."""
+
+    def __init__(self, message: str, stdout: str = ""):
+        super().__init__(message)
+        self.stdout = stdout
+
+
+@dataclass
+class HBaseLayout:
+    """The ports and settings of one real HBase, as recorded in ``<root>/hbase.json``."""
+
+    zk_quorum: str
+    zk_port: int
+    znode_parent: str
+    master_port: int
+    regionserver_ports: list[int]
+    thrift_port: int
+    heap_mb: int = 384
+    extra_site: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def cluster_key(self) -> str:
+        """The cluster key other clusters use to name this one (``quorum:port:/parent``)."""
+        return f"{self.zk_quorum}:{self.zk_port}:{self.znode_parent}"
+
+
+@dataclass
+class HBaseStatus:
+    """Which of the cluster's JVMs run, and where (``hbrep hbase status``)."""
+
+    root: str
+    cluster_key: str
+    processes: dict[str, dict[str, Any]]
+
+    @property
+    def running(self) -> bool:
+        return bool(self.processes) and all(p["running"] for p in self.processes.values())
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "running": self.running}
+
+
+def site_values(root: Path, layout: HBaseLayout) -> dict[str, str]:
+    """The hbase-site.xml of a pseudo-distributed HBase on loopback, rooted in ``root``."""
+    values = {
+        "hbase.cluster.distributed": "true",
+        "hbase.zookeeper.quorum": layout.zk_quorum,
+        "hbase.zookeeper.property.clientPort": str(layout.zk_port),
+        "zookeeper.znode.parent": layout.znode_parent,
+        "hbase.rootdir": (root / "hbase").as_uri(),
+        "hbase.tmp.dir": str(root / "tmp"),
+        # protobuf WAL files under WALs/<server>/, one per region server (not the async dual writer's
+        # HDFS-only fan-out); the local file system has no hflush/hsync capability to enforce.
+        "hbase.wal.provider": "filesystem",
+        "hbase.unsafe.stream.capability.enforce": "false",
+        "hbase.replication": "true",
+        # every server on 127.0.0.1, info (web) servers off
+        "hbase.master.ipc.address": LOOPBACK,
+        "hbase.regionserver.ipc.address": LOOPBACK,
+        "hbase.master.port": str(layout.master_port),
+        "hbase.master.info.port": "-1",
+        "hbase.regionserver.port": str(layout.regionserver_ports[0]),
+        "hbase.regionserver.info.port": "-1",
+        "hbase.regionserver.thrift.ipaddress": LOOPBACK,
+        "hbase.regionserver.thrift.port": str(layout.thrift_port),
+        "hbase.thrift.info.port": "-1",
+        # start fast and small: the master needs one region server, few handler threads
+        "hbase.master.wait.on.regionservers.mintostart": "1",
+        "hbase.master.wait.on.regionservers.timeout": "1000",
+        "hbase.master.wait.on.regionservers.interval": "200",
+        "hbase.regionserver.handler.count": "5",
+        "hbase.regionserver.metahandler.count": "2",
+        "hbase.regionserver.replication.handler.count": "2",
+        "hbase.master.handler.count": "5",
+        "hbase.thrift.minWorkerThreads": "4",
+        "hbase.client.retries.number": "10",
+        "hbase.client.pause": "100",
+        "zookeeper.session.timeout": "20000",
+        "hbase.master.balancer.stochastic.runMaxSteps": "false",
+        "hbase.balancer.period": "3600000",
+        # small memstores and block cache (384-512 MB heaps)
+        "hfile.block.cache.size": "0.1",
+        "hbase.regionserver.global.memstore.size": "0.2",
+        # few procedure threads: the machine has 2 cores shared by every JVM of the dev stack
+        "hbase.master.procedure.threads": "4",
+    }
+    values.update(layout.extra_site)
+    return values
+
+
+class RealHBase:
+    """One pseudo-distributed HBase rooted in a folder; see the module docstring for the layout."""
+
+    def __init__(self, root: str | Path):
+        self.root = Path(root).resolve()
+
+    # -- files ----------------------------------------------------------------------------------
+    @property
+    def conf_dir(self) -> Path:
+        return self.root / "conf"
+
+    @property
+    def site_file(self) -> Path:
+        return self.conf_dir / "hbase-site.xml"
+
+    @property
+    def rootdir(self) -> Path:
+        """hbase.rootdir on the local file system (WALs/, oldWALs/, data/)."""
+        return self.root / "hbase"
+
+    @property
+    def run_dir(self) -> Path:
+        return self.root / "run"
+
+    @property
+    def state_file(self) -> Path:
+        return self.root / STATE_FILE
+
+    def layout(self) -> HBaseLayout:
+        """The recorded layout; HBaseError when this folder holds no HBase."""
+        try:
+            return HBaseLayout(**json.loads(self.state_file.read_text()))
+        except FileNotFoundError:
+            raise HBaseError(f"no real HBase in {self.root} (no {STATE_FILE}; run `hbrep hbase start` first)") from None
+        except (ValueError, TypeError) as exc:
+            raise HBaseError(f"{self.state_file} is not an hbrep HBase layout: {exc}") from None
+
+    def classpath(self) -> str:
+        """The conf folder, hbrep's Java tools and the pinned HBase/Hadoop jars."""
+        return f"{self.conf_dir}:{interop_tools_classpath()}"
+
+    def jvm_options(self, tool: bool = False) -> list[str]:
+        """Java options of the servers (log to stdout, i.e. the log file) or of tools (log to stderr)."""
+        log_conf = self.conf_dir / ("log4j2-tools.properties" if tool else "log4j2.properties")
+        return [*JAVA17_OPTIONS, f"-Dlog4j2.configurationFile={log_conf}"]
+
+    # -- processes ------------------------------------------------------------------------------
+    def _jvm(self, name: str, main: str, args: Sequence[str], layout: HBaseLayout, classpath: str) -> JvmProcess:
+        return JvmProcess(
+            name=name,
+            state_dir=self.run_dir,
+            main_class=main,
+            classpath=classpath,
+            args=args,
+            jvm_options=self.jvm_options(),
+            heap_mb=layout.heap_mb,
+            env={"HBASE_CONF_DIR": str(self.conf_dir)},
+        )
+
+    def processes(self, classpath: str = "") -> dict[str, JvmProcess]:
+        """The cluster's JVMs by name: master, rs1..rsN, thrift (classpath only needed to start them)."""
+        layout = self.layout()
+        jvms = {"master": self._jvm("master", MASTER_MAIN, ["start"], layout, classpath)}
+        for index, port in enumerate(layout.regionserver_ports, start=1):
+            args = ["-D", f"hbase.regionserver.port={port}", "start"]
+            jvms[f"rs{index}"] = self._jvm(f"rs{index}", REGIONSERVER_MAIN, args, layout, classpath)
+        thrift_args = ["-b", LOOPBACK, "-p", str(layout.thrift_port), "--infoport", "-1", "start"]
+        jvms["thrift"] = self._jvm("thrift", THRIFT_MAIN, thrift_args, layout, classpath)
+        return jvms
+
+    def start(
+        self,
+        cluster: ClusterKey | str,
+        *,
+        regionservers: int = 1,
+        heap_mb: int = 384,
+        extra_site: Mapping[str, str] | None = None,
+        timeout: float = 240.0,
+    ) -> HBaseLayout:
+        """Start the master, ``regionservers`` region servers and Thrift; return once Thrift serves.
+
+        ``cluster`` names the ZooKeeper quorum, its port and the znode parent HBase uses. Raises
+        HBaseError if ZooKeeper does not answer, HBase already runs from this folder, or a JVM fails
+        to start (every JVM started so far is stopped again).
+        """
+        key = ClusterKey.parse(cluster) if isinstance(cluster, str) else cluster
+        if not 1 <= regionservers <= 9:
+            raise HBaseError(f"--regionservers must be 1..9, not {regionservers}")
+        host, port = key.servers[0]
+        if not port_accepts(port, host):
+            raise HBaseError(f"ZooKeeper does not answer at {host}:{port} (start it first: hbrep zk start)")
+        if self.state_file.exists() and any(p.running() for p in self.processes().values()):
+            raise HBaseError(f"a real HBase already runs from {self.root} (hbrep hbase stop --root {self.root})")
+        self._check_parent_is_ours(key)
+        classpath = self.classpath()
+        layout = HBaseLayout(
+            zk_quorum=",".join(h for h, _ in key.servers),
+            zk_port=port,
+            znode_parent=key.znode_parent,
+            master_port=free_port(),
+            regionserver_ports=[free_port() for _ in range(regionservers)],
+            thrift_port=free_port(),
+            heap_mb=heap_mb,
+            extra_site=dict(extra_site or {}),
+        )
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.conf_dir.mkdir(exist_ok=True)
+        (self.conf_dir / "log4j2.properties").write_text(LOG4J2)
+        (self.conf_dir / "log4j2-tools.properties").write_text(LOG4J2_TOOLS)
+        write_site_xml(self.site_file, site_values(self.root, layout))
+        self.state_file.write_text(json.dumps(asdict(layout), indent=2) + "\n")
+        jvms = self.processes(classpath)
+        deadline = time.monotonic() + timeout
+        try:
+            jvms["master"].start(lambda: port_accepts(layout.master_port), timeout=_left(deadline))
+            for index, rs_port in enumerate(layout.regionserver_ports, start=1):
+                jvms[f"rs{index}"].start(lambda p=rs_port: port_accepts(p), timeout=_left(deadline))
+            jvms["thrift"].start(lambda: port_accepts(layout.thrift_port), timeout=_left(deadline))
+            self.wait_ready(deadline)
+        except (JvmProcessError, HBaseError) as exc:
+            self.stop()
+            raise HBaseError(f"real HBase did not start in {self.root}: {exc}") from None
+        return layout
+
+    def _check_parent_is_ours(self, key: ClusterKey) -> None:
+        """HBaseError when the znode parent holds another HBase's state (its meta location and server
+        names would stall this master): a fresh root needs a fresh (or absent) parent."""
+        if (self.rootdir / "hbase.id").exists():
+            return
+        with connected(key) as zk:
+            if zk.exists(f"{key.znode_parent}/hbaseid"):
+                raise HBaseError(
+                    f"znode parent {key.znode_parent} already holds another HBase cluster; "
+                    f"use another parent in --cluster or remove it (the root {self.rootdir} is new)"
+                )
+
+    def restart(self, timeout: float = 240.0) -> HBaseLayout:
+        """Stop every JVM and start the cluster again with its recorded settings (new ports).
+
+        A running HBase 2.x master learns of peers only through its own procedures, so a peer written
+        to ZooKeeper by another tool (``hbrep add_peer``) is loaded when the master starts.
+        """
+        layout = self.layout()
+        self.stop()
+        return self.start(
+            layout.cluster_key,
+            regionservers=len(layout.regionserver_ports),
+            heap_mb=layout.heap_mb,
+            extra_site=layout.extra_site,
+            timeout=timeout,
+        )
+
+    def wait_ready(self, deadline: float) -> None:
+        """Wait until the master is initialized (Admin API) and Thrift lists tables; HBaseError at ``deadline``."""
+        self.run_tool(ADMIN_TOOL_MAIN, ["wait-ready", str(int(_left(deadline)))], timeout=_left(deadline) + 30)
+        error: Exception | None = None
+        while time.monotonic() < deadline:
+            try:
+                connection = self.happybase_connection()
+                try:
+                    connection.tables()
+                    return
+                finally:
+                    connection.close()
+            except Exception as exc:  # happybase/thriftpy2 raise several kinds while Thrift starts
+                error = exc
+            time.sleep(0.5)
+        raise HBaseError(f"Thrift did not list tables in time (last error: {error})")
+
+    def stop(self) -> list[str]:
+        """Stop Thrift, the region servers, then the master; return the names that were running."""
+        if not self.state_file.exists():
+            return []
+        stopped = []
+        jvms = self.processes()
+        for name in ["thrift", *[n for n in jvms if n.startswith("rs")], "master"]:
+            if jvms[name].stop(timeout=20.0):
+                stopped.append(name)
+        return stopped
+
+    def status(self) -> HBaseStatus:
+        """Each JVM: running or not, pid, port, log file."""
+        layout = self.layout()
+        ports = {"master": layout.master_port, "thrift": layout.thrift_port}
+        ports.update({f"rs{i}": p for i, p in enumerate(layout.regionserver_ports, start=1)})
+        processes = {
+            name: {
+                "running": jvm.running(),
+                "pid": jvm.read_pid() if jvm.running() else None,
+                "port": ports[name],
+                "listening": port_in_use(ports[name]),
+                "log": str(jvm.log_file),
+            }
+            for name, jvm in self.processes().items()
+        }
+        return HBaseStatus(str(self.root), layout.cluster_key, processes)
+
+    def log_files(self) -> list[Path]:
+        """Every JVM log of this cluster (for a failing test's report)."""
+        return sorted(self.run_dir.glob("*.log"))
+
+    # -- one region server (failure tests) -----------------------------------------------------
+    def regionserver(self, index: int) -> JvmProcess:
+        """The JvmProcess of region server ``index`` (1-based), started with the cluster's classpath."""
+        jvms = self.processes(self.classpath())
+        name = f"rs{index}"
+        if name not in jvms:
+            raise HBaseError(f"no region server {index} in {self.root}")
+        return jvms[name]
+
+    def server_name(self, index: int) -> str:
+        """The name ``host,port,startcode`` region server ``index`` registered in ZooKeeper."""
+        port = self.layout().regionserver_ports[index - 1]
+        live = self.run_tool(ADMIN_TOOL_MAIN, ["servers"], parse_json=True)
+        for name in live:
+            if name.split(",")[1] == str(port):
+                return name
+        raise HBaseError(f"region server {index} (port {port}) is not live: {live}")
+
+    # -- clients and tools ----------------------------------------------------------------------
+    def happybase_connection(self, **kwargs: Any) -> Any:
+        """A happybase Connection to this cluster's Thrift server (buffered transport, binary protocol)."""
+        import happybase
+
+        return happybase.Connection(LOOPBACK, self.layout().thrift_port, timeout=60_000, **kwargs)
+
+    def run_tool(
+        self,
+        main_class: str,
+        args: Sequence[str],
+        *,
+        stdin: str | None = None,
+        parse_json: bool = False,
+        heap_mb: int = 256,
+        timeout: float = 300.0,
+        jvm_options: Sequence[str] = (),
+    ) -> Any:
+        """Run ``main_class`` (an HBase tool or hbrep's AdminTool) with this cluster's configuration.
+
+        Returns its stdout (parsed as JSON with ``parse_json``); HBaseError with its stderr tail when
+        it exits non-zero.
+        """
+        command = [
+            "java",
+            f"-Xmx{heap_mb}m",
+            *self.jvm_options(tool=True),
+            *jvm_options,
+            "-cp",
+            self.classpath(),
+            main_class,
+            *args,
+        ]
+        try:
+            done = subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise HBaseError(f"{main_class} {' '.join(args[:2])} did not finish within {timeout:.0f}s") from None
+        if done.returncode != 0:
+            tail = "\n".join(done.stderr.strip().splitlines()[-15:])
+            raise HBaseError(f"{main_class} {' '.join(args[:2])} exited {done.returncode}:\n{tail}", done.stdout)
+        if parse_json:
+            return json.loads(done.stdout)
+        return done.stdout
+
+    def admin(self, *args: str, stdin: str | None = None) -> Any:
+        """Run one AdminTool command (HBase's Admin API) and return its JSON answer."""
+        return self.run_tool(ADMIN_TOOL_MAIN, list(args), stdin=stdin, parse_json=True)
+
+
+def _left(deadline: float) -> float:
+    return max(1.0, deadline - time.monotonic())

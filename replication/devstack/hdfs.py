@@ -1,0 +1,493 @@
+"""A real single-node HDFS on 127.0.0.1: Hadoop's own NameNode and one DataNode, as two JVMs.
+
+Both run from the pinned Hadoop of ``interop/hbase/pom.xml`` (:func:`interop_classpath`), with a
+configuration written into the state folder::
+
+    <root>/conf/core-site.xml, hdfs-site.xml, log4j[2].properties   (HADOOP_CONF_DIR, first on -cp)
+    <root>/web/webapps/...        the empty web apps Hadoop's HTTP servers look up on the classpath
+    <root>/ports.json             the ports chosen on first start, kept for every later start
+    <root>/name/  <root>/data/    NameNode metadata (formatted on first start) and DataNode blocks
+    <root>/namenode.log|pid  <root>/datanode.log|pid  <root>/hdfs-audit.log (the NameNode's audit log)
+
+Every address is on 127.0.0.1 (RPC, HTTP with WebHDFS, the DataNode's transfer/HTTP/IPC ports);
+permissions are on (the superuser is the OS user running the NameNode), replication is 1, heartbeats
+are short, so a killed DataNode is noticed in seconds. ``start`` returns only once the NameNode is out
+of safe mode with a live DataNode and WebHDFS answers; it fails with one clear line and the log tail
+otherwise. The object is meant for reuse (tests, the real HBase with its root dir here, benches).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from xml.sax.saxutils import escape
+
+from replication.devstack.jvm import JvmProcess, JvmProcessError, port_accepts
+from replication.devstack.maven import interop_classpath
+from replication.errors import HbrepError
+from replication.net import LOOPBACK, free_port, port_in_use
+
+NAMENODE_MAIN = "org.apache.hadoop.hdfs.server.namenode.NameNode"
+DATANODE_MAIN = "org.apache.hadoop.hdfs.server.datanode.DataNode"
+DFSADMIN_MAIN = "org.apache.hadoop.hdfs.tools.DFSAdmin"
+PORT_NAMES = ("rpc", "http", "dn_xfer", "dn_http", "dn_ipc")
+# Hadoop 3.3 on Java 17: the reflective accesses its RPC and web layers make.
+JAVA17_OPENS = tuple(
+    f"--add-opens=java.base/{package}=ALL-UNNAMED"
+    for package in ("java.lang", "java.util", "java.util.concurrent", "java.io", "java.nio", "sun.nio.ch", "java.net")
+)
+
+# The pinned classpath carries both reload4j (log4j 1, Hadoop's) and log4j2 (HBase's); whichever
+# SLF4J binds first, the log goes to stdout (the JVM's log file) at INFO, without per-request noise;
+# the NameNode's audit log (one line per operation: user, command, path) goes to hdfs-audit.log.
+LOG4J1 = """\
+log4j.rootLogger=INFO,console
+log4j.appender.console=org.apache.log4j.ConsoleAppender
+log4j.appender.console.layout=org.apache.log4j.PatternLayout
+log4j.appender.console.layout.ConversionPattern=%d{ISO8601} %-5p [%t] %c{2}: %m%n
+log4j.logger.org.eclipse.jetty=WARN
+log4j.logger.org.apache.hadoop.hdfs.server.namenode.FSNamesystem.audit=INFO,audit
+log4j.additivity.org.apache.hadoop.hdfs.server.namenode.FSNamesystem.audit=false
+log4j.appender.audit=org.apache.log4j.FileAppender
+log4j.appender.audit.File=${hadoop.log.dir}/hdfs-audit.log
+log4j.appender.audit.layout=org.apache.log4j.PatternLayout
+log4j.appender.audit.layout.ConversionPattern=%d{ISO8601} %m%n
+log4j.logger.org.apache.hadoop.hdfs.server.datanode.DataNode.clienttrace=WARN
+log4j.logger.org.apache.hadoop.util.NativeCodeLoader=ERROR
+"""
+LOG4J2 = """\
+status = warn
+appender.file.type = Console
+appender.file.name = console
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = %d{ISO8601} %-5p [%t] %c{2}: %m%n
+rootLogger.level = info
+rootLogger.appenderRef.console.ref = console
+logger.jetty.name = org.eclipse.jetty
+logger.jetty.level = warn
+appender.audit.type = File
+appender.audit.name = audit
+appender.audit.fileName = ${sys:hadoop.log.dir}/hdfs-audit.log
+appender.audit.layout.type = PatternLayout
+appender.audit.layout.pattern = %d{ISO8601} %m%n
+logger.audit.name = org.apache.hadoop.hdfs.server.namenode.FSNamesystem.audit
+logger.audit.level = info
+logger.audit.additivity = false
+logger.audit.appenderRef.audit.ref = audit
+logger.clienttrace.name = org.apache.hadoop.hdfs.server.datanode.DataNode.clienttrace
+logger.clienttrace.level = warn
+"""
+
+
+class HdfsError(HbrepError):
+    """The dev-stack HDFS could not be started, reached or driven."""
+
+
+@dataclass
+class HdfsStatus:
+    """What ``status`` reports: the two JVMs, safe mode, live DataNodes and WebHDFS."""
+
+    namenode_pid: int | None
+    datanode_pid: int | None
+    uri: str | None
+    webhdfs_url: str | None
+    safe_mode: bool | None
+    live_datanodes: int | None
+    webhdfs: bool
+    datanode_registered: bool = False
+
+    @property
+    def ready(self) -> bool:
+        """Both JVMs up, the DataNode registered, out of safe mode, WebHDFS answering."""
+        return bool(
+            self.namenode_pid
+            and self.datanode_pid
+            and self.datanode_registered
+            and self.safe_mode is False
+            and self.live_datanodes
+            and self.webhdfs
+        )
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "ready": self.ready,
+            "namenode_pid": self.namenode_pid,
+            "datanode_pid": self.datanode_pid,
+            "uri": self.uri,
+            "webhdfs_url": self.webhdfs_url,
+            "safe_mode": self.safe_mode,
+            "live_datanodes": self.live_datanodes,
+            "webhdfs": self.webhdfs,
+            "datanode_registered": self.datanode_registered,
+        }
+
+
+class HdfsCluster:
+    """One NameNode and one DataNode owned through the state folder ``root`` (see module docstring)."""
+
+    def __init__(self, root: str | os.PathLike[str], *, heap_mb: int = 384, classpath: str | None = None) -> None:
+        self.root = Path(root).resolve()
+        self.heap_mb = heap_mb
+        self._classpath = classpath
+        self._ports: dict[str, int] | None = None
+
+    # -- layout ---------------------------------------------------------------------------------
+    @property
+    def conf_dir(self) -> Path:
+        """HADOOP_CONF_DIR: core-site.xml and hdfs-site.xml (Hadoop clients such as HBase read these)."""
+        return self.root / "conf"
+
+    @property
+    def ports_file(self) -> Path:
+        return self.root / "ports.json"
+
+    @property
+    def ports(self) -> dict[str, int]:
+        """The ports of this HDFS (chosen free on first start, then kept in ports.json)."""
+        if self._ports is None:
+            try:
+                self._ports = {k: int(v) for k, v in json.loads(self.ports_file.read_text()).items()}
+            except FileNotFoundError:
+                raise HdfsError(f"no HDFS was ever started in {self.root} (no {self.ports_file.name})") from None
+            except (ValueError, AttributeError):
+                raise HdfsError(f"{self.ports_file} is not a JSON object of ports") from None
+            missing = [name for name in PORT_NAMES if name not in self._ports]
+            if missing:
+                raise HdfsError(f"{self.ports_file} lacks the port(s) {', '.join(missing)}")
+        return self._ports
+
+    @property
+    def uri(self) -> str:
+        """``hdfs://127.0.0.1:<rpc>`` (fs.defaultFS, what Hadoop clients and HBase use)."""
+        return f"hdfs://{LOOPBACK}:{self.ports['rpc']}"
+
+    @property
+    def http_url(self) -> str:
+        """``http://127.0.0.1:<http>``: the NameNode's web server (WebHDFS, JMX)."""
+        return f"http://{LOOPBACK}:{self.ports['http']}"
+
+    @property
+    def webhdfs_url(self) -> str:
+        """``webhdfs://127.0.0.1:<http>``: a root URI prefix hbrep's FileSystem takes."""
+        return f"webhdfs://{LOOPBACK}:{self.ports['http']}"
+
+    def webhdfs_root(self, path: str, user: str | None = None) -> str:
+        """An hbrep root URI for ``path`` on this HDFS, e.g. ``webhdfs://127.0.0.1:P/hbase?user=u``."""
+        query = f"?user={user}" if user else ""
+        return f"{self.webhdfs_url}/{path.lstrip('/')}{query}"
+
+    @property
+    def namenode(self) -> JvmProcess:
+        """The NameNode JVM (pid and log in the state folder)."""
+        return self._jvm("namenode", NAMENODE_MAIN)
+
+    @property
+    def datanode(self) -> JvmProcess:
+        """The DataNode JVM (pid and log in the state folder)."""
+        return self._jvm("datanode", DATANODE_MAIN)
+
+    def classpath(self) -> str:
+        """The conf dir, the web resources folder, then the pinned Hadoop/HBase jars (Maven, once)."""
+        if self._classpath is None:
+            self._classpath = interop_classpath()
+        return f"{self.conf_dir}:{self.web_dir}:{self._classpath}"
+
+    @property
+    def web_dir(self) -> Path:
+        """A classpath folder holding ``webapps/{hdfs,datanode,static}`` (see :meth:`write_config`)."""
+        return self.root / "web"
+
+    def _jvm(self, name: str, main: str, *, spawnable: bool = False) -> JvmProcess:
+        # stop, status and kill need no classpath (and so no Maven); only a JVM about to start does
+        classpath = self.classpath() if spawnable else ""
+        options = (*JAVA17_OPENS, f"-Dhadoop.log.dir={self.root}", "-Djava.net.preferIPv4Stack=true")
+        return JvmProcess(name, self.root, main, classpath, jvm_options=options, heap_mb=self.heap_mb,
+                          env={"HADOOP_CONF_DIR": str(self.conf_dir)})  # fmt: skip
+
+    # -- configuration --------------------------------------------------------------------------
+    def _choose_ports(self) -> None:
+        if self.ports_file.exists():
+            return
+        chosen: list[int] = []
+        while len(chosen) < len(PORT_NAMES):
+            port = free_port()
+            if port not in chosen:
+                chosen.append(port)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.ports_file.write_text(json.dumps(dict(zip(PORT_NAMES, chosen, strict=True)), indent=1) + "\n")
+        self._ports = None
+
+    def site_properties(self) -> tuple[dict[str, str], dict[str, str]]:
+        """The core-site and hdfs-site properties written into the conf dir."""
+        p = self.ports
+        core = {
+            "fs.defaultFS": self.uri,
+            "hadoop.tmp.dir": str(self.root / "tmp"),
+            "hadoop.security.authentication": "simple",
+            "ipc.client.connect.max.retries": "3",
+            "ipc.client.connect.retry.interval": "200",
+        }
+        hdfs = {
+            "dfs.namenode.name.dir": f"file://{self.root / 'name'}",
+            "dfs.datanode.data.dir": f"file://{self.root / 'data'}",
+            "dfs.namenode.rpc-address": f"{LOOPBACK}:{p['rpc']}",
+            "dfs.namenode.http-address": f"{LOOPBACK}:{p['http']}",
+            "dfs.namenode.https-address": f"{LOOPBACK}:0",
+            "dfs.namenode.secondary.http-address": f"{LOOPBACK}:0",
+            "dfs.namenode.backup.address": f"{LOOPBACK}:0",
+            "dfs.namenode.backup.http-address": f"{LOOPBACK}:0",
+            "dfs.datanode.address": f"{LOOPBACK}:{p['dn_xfer']}",
+            "dfs.datanode.http.address": f"{LOOPBACK}:{p['dn_http']}",
+            "dfs.datanode.https.address": f"{LOOPBACK}:0",
+            "dfs.datanode.ipc.address": f"{LOOPBACK}:{p['dn_ipc']}",
+            "dfs.datanode.hostname": LOOPBACK,
+            "dfs.namenode.datanode.registration.ip-hostname-check": "false",
+            "dfs.webhdfs.enabled": "true",
+            "dfs.permissions.enabled": "true",
+            "dfs.permissions.superusergroup": "supergroup",
+            "dfs.replication": "1",
+            "dfs.namenode.replication.min": "1",
+            "dfs.support.append": "true",
+            "dfs.namenode.safemode.extension": "0",
+            "dfs.namenode.safemode.min.datanodes": "1",
+            "dfs.heartbeat.interval": "1",
+            "dfs.namenode.heartbeat.recheck-interval": "3000",
+            "dfs.blockreport.initialDelay": "0",
+            "dfs.namenode.fs-limits.min-block-size": "1024",
+            "dfs.client.block.write.replace-datanode-on-failure.enable": "false",
+            "dfs.datanode.du.reserved": "0",
+            "dfs.namenode.resource.du.reserved": str(64 * 1024 * 1024),
+            "dfs.datanode.handler.count": "3",
+            "dfs.namenode.handler.count": "5",
+            "dfs.namenode.service.handler.count": "3",
+        }
+        return core, hdfs
+
+    def write_config(self) -> None:
+        """Write core-site.xml, hdfs-site.xml and the log4j configurations into the conf dir."""
+        self.conf_dir.mkdir(parents=True, exist_ok=True)
+        core, hdfs = self.site_properties()
+        (self.conf_dir / "core-site.xml").write_text(_site_xml(core))
+        (self.conf_dir / "hdfs-site.xml").write_text(_site_xml(hdfs))
+        (self.conf_dir / "log4j.properties").write_text(LOG4J1)
+        (self.conf_dir / "log4j2.properties").write_text(LOG4J2)
+        # Hadoop's HTTP servers look for webapps/<name> on the classpath; the jars Maven Central
+        # publishes leave them out (the tarball ships them beside the jars). WebHDFS and /jmx are
+        # servlets registered in code, so an empty web app is all they need (the HTML UI is absent).
+        for app in ("hdfs", "datanode", "static"):
+            folder = self.web_dir / "webapps" / app
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "index.html").write_text(f"<p>hbrep dev-stack HDFS ({app}): see /jmx and /webhdfs/v1/</p>\n")
+
+    @property
+    def formatted(self) -> bool:
+        return (self.root / "name" / "current" / "VERSION").exists()
+
+    def format(self, timeout: float = 180.0) -> None:
+        """``NameNode -format -nonInteractive`` (fresh metadata; the DataNode's old blocks are dropped)."""
+        data = self.root / "data"
+        if data.exists():
+            shutil.rmtree(data)  # blocks of another namespace would make the DataNode refuse to join
+        self._run_tool("namenode-format", NAMENODE_MAIN, ["-format", "-nonInteractive", "-force"], timeout)
+
+    # -- life cycle -----------------------------------------------------------------------------
+    def start(self, timeout: float = 180.0) -> None:
+        """Start (formatting on first start) and return once ready; one clear HdfsError otherwise.
+
+        A NameNode or DataNode already running from this folder is kept, so a second ``start`` is
+        harmless; a port of ours taken by another process is refused before anything starts.
+        """
+        self._choose_ports()
+        self.write_config()
+        deadline = time.monotonic() + timeout
+        if not self.namenode.running():
+            self._refuse_taken(("rpc", "http"))
+            if not self.formatted:
+                self.format(timeout=timeout)
+            self._start(
+                self._jvm("namenode", NAMENODE_MAIN, spawnable=True),
+                lambda: port_accepts(self.ports["rpc"]) and self._jmx_ok(),
+                deadline,
+            )
+        if not self.datanode.running():
+            self.start_datanode(timeout=max(5.0, deadline - time.monotonic()))
+        self.wait_ready(timeout=max(5.0, deadline - time.monotonic()))
+
+    def start_datanode(self, timeout: float = 120.0) -> None:
+        """Start the DataNode (same ports and blocks as before); return once it reported its blocks."""
+        self._refuse_taken(("dn_xfer", "dn_http", "dn_ipc"))
+        datanode = self._jvm("datanode", DATANODE_MAIN, spawnable=True)
+        self._start(datanode, self._datanode_registered, time.monotonic() + timeout)
+
+    def _start(self, jvm: JvmProcess, ready: Callable[[], bool], deadline: float) -> None:
+        try:
+            jvm.start(ready, timeout=max(5.0, deadline - time.monotonic()))
+        except JvmProcessError as exc:
+            raise HdfsError(f"HDFS in {self.root}: {exc}") from None
+
+    def _refuse_taken(self, names: tuple[str, ...]) -> None:
+        taken = [f"{name} {self.ports[name]}" for name in names if port_in_use(self.ports[name])]
+        if taken:
+            raise HdfsError(f"HDFS in {self.root} cannot start: port(s) {', '.join(taken)} already in use")
+
+    def wait_ready(self, timeout: float = 120.0) -> HdfsStatus:
+        """Wait until out of safe mode with a live DataNode and WebHDFS answering; HdfsError if not."""
+        deadline = time.monotonic() + timeout
+        state = self.status()
+        while not state.ready:
+            for jvm, pid in ((self.namenode, state.namenode_pid), (self.datanode, state.datanode_pid)):
+                if pid is None:
+                    raise HdfsError(f"HDFS in {self.root}: the {jvm.name} is not running{jvm.log_tail_suffix()}")
+            if time.monotonic() > deadline:
+                raise HdfsError(
+                    f"HDFS in {self.root} not ready within {timeout:.0f}s (safe mode {state.safe_mode}, "
+                    f"live DataNodes {state.live_datanodes}, WebHDFS {'up' if state.webhdfs else 'down'})"
+                    f"{self.namenode.log_tail_suffix()}"
+                )
+            time.sleep(0.3)
+            state = self.status()
+        return state
+
+    def stop(self) -> bool:
+        """Stop the DataNode, then the NameNode; True if either ran. No process is left behind."""
+        if not self.ports_file.exists():
+            return False
+        stopped_dn = self.datanode.stop()
+        stopped_nn = self.namenode.stop()
+        return stopped_dn or stopped_nn
+
+    def kill_datanode(self) -> None:
+        """SIGKILL the DataNode (failure tests); ``start_datanode`` brings it back on the same ports."""
+        self.datanode.kill()
+
+    def status(self) -> HdfsStatus:
+        """The state of both JVMs and what the NameNode's JMX and WebHDFS say right now."""
+        if not self.ports_file.exists():
+            return HdfsStatus(None, None, None, None, None, None, False)
+        nn_pid = self.namenode.read_pid() if self.namenode.running() else None
+        dn_pid = self.datanode.read_pid() if self.datanode.running() else None
+        safe_mode = live = None
+        webhdfs = False
+        if nn_pid:
+            info = self._jmx("Hadoop:service=NameNode,name=NameNodeInfo")
+            state = self._jmx("Hadoop:service=NameNode,name=FSNamesystemState")
+            if info is not None:
+                safe_mode = bool(info.get("Safemode"))
+            if state is not None:
+                live = int(state.get("NumLiveDataNodes", 0))
+            webhdfs = self._webhdfs_answers()
+        registered = bool(dn_pid) and self._datanode_registered()
+        return HdfsStatus(nn_pid, dn_pid, self.uri, self.webhdfs_url, safe_mode, live, webhdfs, registered)
+
+    # -- NameNode queries -----------------------------------------------------------------------
+    def _get_json(self, path: str, base: str | None = None) -> Any:
+        try:
+            with urllib.request.urlopen(f"{base or self.http_url}{path}", timeout=5) as response:
+                return json.loads(response.read())
+        except (OSError, ValueError, urllib.error.URLError):
+            return None
+
+    def _jmx(self, bean: str, base: str | None = None) -> dict[str, Any] | None:
+        answer = self._get_json(f"/jmx?qry={bean}", base)
+        beans = answer.get("beans") if isinstance(answer, dict) else None
+        return beans[0] if beans else None
+
+    def _jmx_ok(self) -> bool:
+        return self._jmx("Hadoop:service=NameNode,name=NameNodeInfo") is not None
+
+    def _datanode_registered(self) -> bool:
+        """The DataNode's own JMX: its transfer port accepts and it has sent a block report to the NameNode.
+
+        (The NameNode's live count alone is not enough: after a SIGKILL it still counts the dead
+        DataNode until the heartbeat recheck expires.)
+        """
+        if not port_accepts(self.ports["dn_xfer"]):
+            return False
+        # one attribute only: reading the whole bean before the storage is up logs an NPE per attribute
+        answer = self._get_json(
+            "/jmx?get=Hadoop:service=DataNode,name=DataNodeInfo::BPServiceActorInfo",
+            f"http://{LOOPBACK}:{self.ports['dn_http']}",
+        )
+        beans = answer.get("beans") if isinstance(answer, dict) else None
+        info = beans[0] if beans else None
+        try:
+            actors = json.loads(info["BPServiceActorInfo"]) if info else []
+        except (KeyError, TypeError, ValueError):
+            return False
+        return any(a.get("ActorState") == "RUNNING" and a.get("LastBlockReport") not in (None, "") for a in actors)
+
+    def _webhdfs_answers(self) -> bool:
+        answer = self._get_json("/webhdfs/v1/?op=GETFILESTATUS")
+        return isinstance(answer, dict) and "FileStatus" in answer
+
+    @property
+    def audit_log(self) -> Path:
+        """The NameNode's audit log: one line per namespace operation (``ugi=USER ... cmd=OP src=PATH``)."""
+        return self.root / "hdfs-audit.log"
+
+    def audit_entries(self, path: str) -> list[dict[str, str]]:
+        """The audit records whose ``src`` is ``path``, oldest first, as dicts (ugi, cmd, src, dst, ...)."""
+        try:
+            lines = self.audit_log.read_text(errors="replace").splitlines()
+        except FileNotFoundError:
+            return []
+        records = []
+        for line in lines:
+            fields = dict(part.split("=", 1) for part in line.split("\t") if "=" in part)
+            if fields.get("src") == path:
+                records.append(fields)
+        return records
+
+    def datanode_metrics(self) -> dict[str, Any]:
+        """The DataNode's activity counters (``BytesRead``, ``BytesWritten``, ``ReadBlockOpNumOps``...)."""
+        base = f"http://{LOOPBACK}:{self.ports['dn_http']}"
+        bean = self._jmx(f"Hadoop:service=DataNode,name=DataNodeActivity-{LOOPBACK}-{self.ports['dn_xfer']}", base)
+        if bean is None:
+            raise HdfsError(f"the DataNode of {self.root} does not answer JMX at {base}")
+        return bean
+
+    # -- admin tools ----------------------------------------------------------------------------
+    def dfsadmin(self, *args: str, timeout: float = 120.0) -> str:
+        """Run ``hdfs dfsadmin ARGS`` (DFSAdmin from the same classpath) as the superuser; its output."""
+        return self._run_tool("dfsadmin", DFSADMIN_MAIN, list(args), timeout)
+
+    def enter_safe_mode(self) -> None:
+        """``hdfs dfsadmin -safemode enter``: the namespace becomes read-only."""
+        self.dfsadmin("-safemode", "enter")
+
+    def leave_safe_mode(self) -> None:
+        """``hdfs dfsadmin -safemode leave``."""
+        self.dfsadmin("-safemode", "leave")
+
+    def _run_tool(self, name: str, main: str, args: list[str], timeout: float) -> str:
+        java = shutil.which("java")
+        if java is None:
+            raise HdfsError(f"java not found on PATH (the HDFS {name} needs Java 17)")
+        command = [java, "-Xmx192m", *JAVA17_OPENS, "-cp", self.classpath(), main, *args]
+        env = {**os.environ, "HADOOP_CONF_DIR": str(self.conf_dir)}
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=self.root, env=env)
+        except subprocess.TimeoutExpired:
+            raise HdfsError(f"HDFS {name} {' '.join(args)} did not finish within {timeout:.0f}s") from None
+        output = done.stdout + done.stderr
+        (self.root / f"{name}.log").write_text(output)
+        if done.returncode != 0:
+            tail = "\n".join(output.strip().splitlines()[-10:])
+            raise HdfsError(f"HDFS {name} {' '.join(args)} failed (exit {done.returncode}):\n{tail}")
+        return output
+
+
+def _site_xml(properties: dict[str, str]) -> str:
+    body = "".join(
+        f"  <property><name>{escape(k)}</name><value>{escape(v)}</value></property>\n" for k, v in properties.items()
+    )
+    return f'<?xml version="1.0"?>\n<configuration>\n{body}</configuration>\n'

@@ -1,0 +1,45 @@
+"""The start of every HBase RPC connection: the 6-byte preamble, then the ConnectionHeader.
+
+Client → server, once per connection (HBase ``RpcConnection.getConnectionHeaderPreamble`` and
+``getConnectionHeader``; the server side is ``ServerRpcConnection.processPreamble`` and
+``processConnectionHeader``)::
+
+    "HBas" | version byte 0 | auth byte (80 SIMPLE, 81 KERBEROS, 82 DIGEST)
+    int32 BE length | ConnectionHeader (Message#writeTo: NOT varint-delimited)
+
+With SIMPLE authentication the server answers nothing when it accepts the header; when it refuses it,
+it sends a ResponseHeader with call id -1 carrying the exception (e.g. UnknownServiceException) and
+closes the connection.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from replication.proto import RPC_pb2
+
+RPC_MAGIC = b"HBas"
+RPC_VERSION = 0  # RpcServer.CURRENT_VERSION
+AUTH_SIMPLE = 80  # AuthMethod.SIMPLE.code
+ADMIN_SERVICE = "AdminService"
+_I32 = struct.Struct(">i")
+
+
+def preamble(auth_code: int = AUTH_SIMPLE) -> bytes:
+    """The 6 bytes every connection begins with: ``HBas``, version 0 and the authentication code."""
+    return RPC_MAGIC + bytes((RPC_VERSION, auth_code))
+
+
+def connection_header(service_name: str, codec_class: str, user: str) -> RPC_pb2.ConnectionHeader:
+    """The ConnectionHeader for ``service_name``, cells coded with ``codec_class``, as ``user`` (no compressor)."""
+    return RPC_pb2.ConnectionHeader(
+        user_info=RPC_pb2.UserInformation(effective_user=user),
+        service_name=service_name,
+        cell_block_codec_class=codec_class,
+    )
+
+
+def connection_start(service_name: str, codec_class: str, user: str) -> bytes:
+    """Everything a client writes before its first call: preamble + int32 length + ConnectionHeader."""
+    header = connection_header(service_name, codec_class, user).SerializeToString()
+    return preamble() + _I32.pack(len(header)) + header

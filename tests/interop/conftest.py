@@ -1,0 +1,63 @@
+"""One real Apache HBase per test session (the release pinned in interop/hbase/pom.xml).
+
+``real_hbase`` resolves the jars (the first time: downloads into ~/.m2 and prints how long it took),
+then starts an HMaster, two HRegionServers and HBase's Thrift server against the session's embedded
+ZooKeeper under their own znode parent, through the same code as ``hbrep hbase start``. Its folder
+(configuration, rootdir, logs) is kept under pytest's base temp; a failing test in this folder gets
+the log paths and tails in its report.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+REAL_HBASE_REGIONSERVERS = 2
+
+
+def _say(config: pytest.Config, line: str) -> None:
+    """Print on the terminal even while pytest captures output (how long the jars and HBase took)."""
+    capture = config.pluginmanager.getplugin("capturemanager")
+    with capture.global_and_fixture_disabled():
+        print(f"\n{line}", flush=True)
+
+
+@pytest.fixture(scope="session")
+def real_hbase(zk_server, tmp_path_factory, request) -> Iterator[object]:
+    """A running real HBase (master, 2 region servers, Thrift), stopped at the end of the session."""
+    from replication.devstack.hbase import RealHBase
+    from replication.devstack.maven import interop_tools_classpath
+
+    started = time.monotonic()
+    interop_tools_classpath()
+    _say(request.config, f"hbrep: HBase/Hadoop jars and tools ready in {time.monotonic() - started:.1f}s")
+    cluster = RealHBase(tmp_path_factory.mktemp("hbase-real"))
+    parent = f"/hbase-real-{uuid.uuid4().hex[:8]}"
+    started = time.monotonic()
+    cluster.start(f"127.0.0.1:{zk_server.port}:{parent}", regionservers=REAL_HBASE_REGIONSERVERS)
+    _say(request.config, f"hbrep: real HBase started in {time.monotonic() - started:.1f}s (logs {cluster.run_dir})")
+    request.config.stash[REAL_HBASE_KEY] = cluster
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+REAL_HBASE_KEY = pytest.StashKey[object]()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
+    """On a failure, add where the real HBase's logs are (and their last lines) to the report."""
+    outcome = yield
+    report = outcome.get_result()
+    cluster = item.config.stash.get(REAL_HBASE_KEY, None)
+    if report.failed and cluster is not None:
+        lines = []
+        for log in cluster.log_files():
+            tail = "\n".join(log.read_text(errors="replace").splitlines()[-8:])
+            lines.append(f"--- {log} (last lines)\n{tail}")
+        report.sections.append(("real HBase logs", "\n".join(lines)))
