@@ -25,7 +25,7 @@ def devstack(*args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
     env["PYTHONPATH"] = os.path.join(REPO, "plugins")
     return subprocess.run([sys.executable, "-m", "hbrep_airflow.devstack", *args], capture_output=True, text=True,
-                          timeout=420, env=env, cwd=REPO)  # fmt: skip
+                          timeout=600, env=env, cwd=REPO)  # fmt: skip
 
 
 def test_down_then_up_at_once_twice_keeps_state(tmp_path):
