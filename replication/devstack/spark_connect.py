@@ -26,9 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from replication.config import Config
-from replication.devstack.jvm import JvmProcess, JvmProcessError, pid_alive, port_accepts
+from replication.devstack.jvm import JvmProcess, JvmProcessError, port_accepts
 from replication.errors import HbrepError
 from replication.net import LOOPBACK, port_in_use
+from replication.processes import pid_alive
 
 CONNECT_SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 SPARK_SUBMIT_CLASS = "org.apache.spark.deploy.SparkSubmit"

@@ -12,8 +12,8 @@ import sys
 import psutil
 import pytest
 
-from replication.devstack.jvm import pid_alive
 from replication.net import free_port
+from replication.processes import pid_alive
 
 pytestmark = pytest.mark.slow
 
