@@ -28,8 +28,10 @@ async def lag_deadline_missed(
     # DAG parsing must not load the library (kazoo, Spark).
     from replication.alerts import lag_alert
 
+    # The scheduler hands the triggerer the run as the REST API shows it (DAGRunResponse: ``dag_run_id``).
     dag_run = (context or {}).get("dag_run") or {}
-    alert = lag_alert(dag_run.get("dag_id"), dag_run.get("run_id"), int(threshold_ms))
+    run_id = dag_run.get("dag_run_id") or dag_run.get("run_id")
+    alert = lag_alert(dag_run.get("dag_id"), run_id, int(threshold_ms))
     LOG.error("hbrep lag alert: %s", alert["message"])
     hook = ReplicationHook(zookeeper_conn_id)
     # The sync connection lookup would block the triggerer's event loop: fetch it async, then run the
