@@ -19,6 +19,7 @@ from replication.cluster.embedded import start_cluster
 from replication.config import Config
 from replication.devstack.jvm import port_accepts
 from replication.fs import get_filesystem
+from replication.jobs.launch import runner_for
 from replication.source.cycle import CycleReport, run_cycle
 from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
 from replication.tables.spark_views import scan
@@ -71,7 +72,8 @@ def _create_both(source, real_hbase, table: str) -> None:
 def _cycle(source, spark, conf: Config | None = None) -> CycleReport:
     """One ship cycle of the source (snapshot, the ship job in the test's Spark session, commit)."""
     with connected(source.key) as zk:
-        return run_cycle(zk, source.key, conf or source.conf, spark=spark)
+        conf = conf or source.conf
+        return run_cycle(zk, source.key, conf, runner=runner_for(conf, spark))
 
 
 def _source_cells(spark, source, table: str) -> set[tuple]:

@@ -89,6 +89,10 @@ def test_a_ship_run_past_the_lag_threshold_records_an_alert_shown_by_status_and_
     status = stack.api.http.get(f"{stack.airflow.url}/hbrep/api/status").json()
     assert slow["dag_run_id"] in [a["run_id"] for a in status["recent_alerts"]]
     assert chromium_binary(), "chromium is not installed (make chromium)"
-    page = load_page(f"{stack.airflow.url}/hbrep/", "document.body.dataset.loaded === '1'")
+    page = load_page(  # the view answers a logged-in user only (issue 26): through Airflow's login page
+        f"{stack.airflow.url}/hbrep/",
+        "document.body.dataset.loaded === '1'",
+        login=("admin", stack.airflow.admin_password()),
+    )
     assert message in page.text
     assert page.errors == []
