@@ -39,7 +39,7 @@ def _first_unshipped(
             path = locator.find(wal.name, servers)
             if path is None:
                 continue
-            length = fs.status(path).length
+            length = fs.readable_length(path)
             if length <= wal.position:
                 continue
             try:

@@ -115,7 +115,7 @@ def queue_has_work(fs: FileSystem, queue: QueueTask) -> bool:
         if newest.path is None:
             continue
         try:
-            if fs.status(newest.path).length > newest.position:
+            if fs.readable_length(newest.path) > newest.position:
                 return True
         except Exception:
             return True

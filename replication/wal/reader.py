@@ -87,7 +87,8 @@ class WALReader:
         if start < 0:
             raise CorruptWALError(f"{path}: negative start position {start}")
         try:
-            self.file_length = self.fs.status(path).length
+            # not status().length: on HDFS a WAL still being written is readable past it (hflushed bytes)
+            self.file_length = self.fs.readable_length(path)
         except FileSystemError:
             raise WALNotFound(f"WAL not found: {path}") from None
         self.start = start
