@@ -1,0 +1,81 @@
+"""WALs a real HBase wrote to a real HDFS (hbase.rootdir hdfs://), read by hbrep through WebHDFS.
+
+Every WAL under WALs/ and oldWALs/ on HDFS: ``hbrep wal dump --json webhdfs://...`` gives the entries
+and cells HBase's own WALStreamReader and WALPrettyPrinter read from ``hdfs://...``. The region
+server's current WAL is still open for write: the NameNode's length of it counts only what was
+fsynced (the header), its entries are hflushed past it, and hbrep reads them up to the last whole
+entry, as HBase's reader does, also when it starts past the NameNode's length (where a cycle resumes).
+"""
+
+from __future__ import annotations
+
+import uuid
+from urllib.parse import urlparse
+
+import pytest
+from interop.helpers import (
+    assert_same_as_hbase,
+    assert_same_as_pretty_printer,
+    hbase_read,
+    hbrep_dump,
+    mutate,
+    pretty_print,
+    wal_workload,
+)
+
+from replication.fs import get_filesystem
+
+pytestmark = pytest.mark.slow
+
+
+def _wals_on_hdfs(fs, root: str) -> list[str]:
+    """Every WAL file under WALs/<server>/ and oldWALs/ (meta WALs included), as HDFS paths."""
+    paths = [s.path for server in fs.list(fs.join(root, "WALs")) for s in fs.list(server.path) if not s.is_dir]
+    return sorted(paths + [s.path for s in fs.list(fs.join(root, "oldWALs")) if not s.is_dir])
+
+
+def test_wals_hbase_wrote_to_hdfs_read_the_same_in_hbrep_the_open_one_too(real_hbase_on_hdfs, hdfs_cluster):
+    hbase = real_hbase_on_hdfs
+    table = f"wal_{uuid.uuid4().hex[:8]}"
+    hbase.admin("create-table", table, "3", "a:1", "b:0", "c:1")
+    mutate(hbase, table, wal_workload("before"))
+    assert len(hbase.admin("roll")) == 1  # a roll in the middle: rolled WALs get their trailer
+    mutate(hbase, table, wal_workload("after"))
+
+    rootdir = urlparse(hbase.rootdir_uri)
+    assert rootdir.scheme == "hdfs"
+    fs, root = get_filesystem(hdfs_cluster.webhdfs_root(rootdir.path))
+    wals = _wals_on_hdfs(fs, root)
+    for_hbase = {path: f"{hdfs_cluster.uri}{path}" for path in wals}  # HDFS RPC, HBase's own client
+    for_hbrep = {path: f"{hdfs_cluster.webhdfs_url}{path}" for path in wals}  # WebHDFS
+    reads = hbase_read(hbase, list(for_hbase.values()))
+
+    finished, open_with_table, rows = 0, [], set()
+    for path in wals:
+        entries, summary = hbrep_dump(for_hbrep[path])
+        assert_same_as_hbase(entries, summary, reads[for_hbase[path]], path)
+        printed, complete = pretty_print(hbase, for_hbase[path])
+        assert_same_as_pretty_printer(entries, printed, path)
+        rows |= {c["row"] for e in entries if e["table"] == table for c in e["cells"]}
+        if summary["trailer_present"]:
+            finished += 1
+            assert complete, path
+            assert summary["file_length"] == fs.status(path).length  # a closed file: the NameNode knows it all
+        else:
+            # hflush ends at an entry's end: the last whole entry is the end of the readable bytes
+            assert summary["truncated_tail_bytes"] == 0 and summary["position"] == summary["file_length"], path
+            if any(e["table"] == table for e in entries):
+                open_with_table.append((path, entries, summary))
+
+    assert finished >= 1 and len(open_with_table) == 1
+    assert {f"{p}-{i}" for p in ("before", "after") for i in range(3)} <= rows
+    path, entries, summary = open_with_table[0]
+    known = fs.status(path).length  # what the NameNode reports for the file being written
+    beyond = [e for e in entries if e["start"] >= known]
+    assert known < summary["position"] == entries[-1]["end"]
+    assert {c["row"] for e in beyond if e["table"] == table for c in e["cells"]} >= {"after-0", "after-1", "after-2"}
+    # reading on from an entry past the NameNode's length: the same entries from there, as HBase's
+    middle = beyond[len(beyond) // 2]
+    tail, tail_summary = hbrep_dump(for_hbrep[path], start=middle["start"])
+    assert tail == entries[entries.index(middle) :]
+    assert tail_summary["position"] == summary["position"]
