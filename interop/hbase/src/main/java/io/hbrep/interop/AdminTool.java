@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.hbase.Cell;
@@ -29,6 +30,7 @@ import org.apache.hadoop.hbase.client.ConnectionFactory;
 import org.apache.hadoop.hbase.client.Delete;
 import org.apache.hadoop.hbase.client.Mutation;
 import org.apache.hadoop.hbase.client.Put;
+import org.apache.hadoop.hbase.client.RegionInfo;
 import org.apache.hadoop.hbase.client.Table;
 import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
 import org.apache.hadoop.hbase.client.replication.ReplicationPeerConfigUtil;
@@ -66,6 +68,8 @@ import org.apache.hbase.thirdparty.com.google.gson.JsonParser;
  * mutate TABLE                   JSON lines on stdin: puts and every kind of delete, one per line
  * roll                           roll the WAL of every live region server
  * flush TABLE
+ * split TABLE ROW                split the region of TABLE holding ROW at ROW (Admin.splitRegionAsync), wait
+ *                                until the procedure is done; prints the table's regions (encoded names)
  * wal [--count] FILE...          per file (a JSON array), every entry of the WAL through HBase's own WALStreamReader, up to its
  *                                last whole entry (a WAL still being written ends in a partial one); with
  *                                --count only the numbers and the seconds the reading took
@@ -99,6 +103,27 @@ public final class AdminTool {
       System.exit(1);
     }
     System.exit(0);
+  }
+
+  private static JsonElement split(Admin admin, TableName table, byte[] row) throws Exception {
+    RegionInfo parent = null;
+    for (RegionInfo region : admin.getRegions(table)) {
+      if (region.containsRow(row)) {
+        parent = region;
+      }
+    }
+    if (parent == null) {
+      throw new IllegalArgumentException("no region of " + table + " holds row " + Bytes.toStringBinary(row));
+    }
+    admin.splitRegionAsync(parent.getRegionName(), row).get(180, TimeUnit.SECONDS);
+    JsonArray regions = new JsonArray();
+    for (RegionInfo region : admin.getRegions(table)) {
+      regions.add(region.getEncodedName());
+    }
+    JsonObject out = new JsonObject();
+    out.addProperty("parent", parent.getEncodedName());
+    out.add("regions", regions);
+    return out;
   }
 
   private static JsonElement run(Configuration conf, Connection connection, Admin admin, String[] args)
@@ -155,6 +180,8 @@ public final class AdminTool {
       case "flush":
         admin.flush(TableName.valueOf(args[1]));
         return new JsonObject();
+      case "split":
+        return split(admin, TableName.valueOf(args[1]), Bytes.toBytes(args[2]));
       default:
         throw new IllegalArgumentException("unknown command " + args[0]);
     }
