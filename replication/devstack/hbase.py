@@ -427,16 +427,7 @@ class RealHBase:
         Returns its stdout (parsed as JSON with ``parse_json``); HBaseError with its stderr tail when
         it exits non-zero.
         """
-        command = [
-            "java",
-            f"-Xmx{heap_mb}m",
-            *self.jvm_options(tool=True),
-            *jvm_options,
-            "-cp",
-            self.classpath(),
-            main_class,
-            *args,
-        ]
+        command = self.tool_command(main_class, args, heap_mb=heap_mb, jvm_options=jvm_options)
         try:
             done = subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -447,6 +438,13 @@ class RealHBase:
         if parse_json:
             return json.loads(done.stdout)
         return done.stdout
+
+    def tool_command(
+        self, main_class: str, args: Sequence[str], *, heap_mb: int = 256, jvm_options: Sequence[str] = ()
+    ) -> list[str]:
+        """The ``java`` command line :meth:`run_tool` runs (for a tool that must run beside the test)."""
+        options = [f"-Xmx{heap_mb}m", *self.jvm_options(tool=True), *jvm_options]
+        return ["java", *options, "-cp", self.classpath(), main_class, *args]
 
     def admin(self, *args: str, stdin: str | None = None) -> Any:
         """Run one AdminTool command (HBase's Admin API) and return its JSON answer."""

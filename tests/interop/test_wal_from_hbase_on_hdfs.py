@@ -5,10 +5,13 @@ and cells HBase's own WALStreamReader and WALPrettyPrinter read from ``hdfs://..
 server's current WAL is still open for write: the NameNode's length of it counts only what was
 fsynced (the header), its entries are hflushed past it, and hbrep reads them up to the last whole
 entry, as HBase's reader does, also when it starts past the NameNode's length (where a cycle resumes).
+A file a real HDFS writer holds open with half an entry hflushed at its end reads up to the entry before.
 """
 
 from __future__ import annotations
 
+import json
+import subprocess
 import uuid
 from urllib.parse import urlparse
 
@@ -23,6 +26,7 @@ from interop.helpers import (
     wal_workload,
 )
 
+from replication.devstack.hbase import ADMIN_TOOL_MAIN
 from replication.fs import get_filesystem
 
 pytestmark = pytest.mark.slow
@@ -79,3 +83,54 @@ def test_wals_hbase_wrote_to_hdfs_read_the_same_in_hbrep_the_open_one_too(real_h
     tail, tail_summary = hbrep_dump(for_hbrep[path], start=middle["start"])
     assert tail == entries[entries.index(middle) :]
     assert tail_summary["position"] == summary["position"]
+
+
+def test_a_wal_a_real_hdfs_writer_holds_open_mid_entry_reads_up_to_its_last_whole_entry(
+    real_hbase_on_hdfs, hdfs_cluster
+):
+    hbase = real_hbase_on_hdfs
+    table = f"held_{uuid.uuid4().hex[:8]}"
+    hbase.admin("create-table", table, "3", "a:1", "b:0", "c:1")
+    mutate(hbase, table, wal_workload("held"))
+    hbase.admin("roll")  # the WAL holding the workload gets its trailer: a stable source of whole entries
+    fs, root = get_filesystem(hdfs_cluster.webhdfs_root(urlparse(hbase.rootdir_uri).path))
+    finished = []
+    for path in _wals_on_hdfs(fs, root):
+        entries, summary = hbrep_dump(f"{hdfs_cluster.webhdfs_url}{path}")
+        if summary["trailer_present"] and sum(e["table"] == table for e in entries) >= 3:
+            finished.append((path, entries))
+    assert finished
+    source, entries = finished[0]
+    cut = entries[len(entries) // 2]
+    size = (cut["start"] + cut["end"]) // 2  # half of that entry is written
+    whole = entries[: entries.index(cut)]
+    held = fs.join(root, f"held-{uuid.uuid4().hex[:8]}")
+    held_hdfs, held_webhdfs = f"{hdfs_cluster.uri}{held}", f"{hdfs_cluster.webhdfs_url}{held}"
+    args = ["hold-open", f"{hdfs_cluster.uri}{source}", held_hdfs, str(size)]
+    writer = subprocess.Popen(hbase.tool_command(ADMIN_TOOL_MAIN, args), stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)  # fmt: skip
+    try:
+        assert json.loads(writer.stdout.readline()) == {"written": size}
+        known = fs.status(held).length
+        assert known < whole[0]["start"]  # the NameNode's length: only what the first hflush fsynced
+        ours, summary = hbrep_dump(held_webhdfs)
+        assert ours == whole
+        assert (summary["position"], summary["file_length"], summary["trailer_present"]) == (cut["start"], size, False)
+        assert summary["truncated_tail_bytes"] == size - cut["start"]
+        assert_same_as_hbase(ours, summary, hbase_read(hbase, [held_hdfs])[held_hdfs], held)
+        # a cycle resuming at the last whole entry, and one resuming from past the NameNode's length
+        rest, rest_summary = hbrep_dump(held_webhdfs, start=cut["start"])
+        assert rest == [] and rest_summary["position"] == cut["start"]
+        rest, rest_summary = hbrep_dump(held_webhdfs, start=whole[-1]["start"])
+        assert rest == whole[-1:] and rest_summary["position"] == cut["start"]
+        writer.stdin.close()
+        assert json.loads(writer.stdout.readline()) == {"closed": held_hdfs}
+        assert writer.wait(60) == 0
+    finally:
+        if writer.poll() is None:
+            writer.kill()
+            writer.wait()
+    # closed without a trailer (as a crashed writer leaves it): the NameNode knows every byte now
+    assert fs.status(held).length == size
+    after, after_summary = hbrep_dump(held_webhdfs)
+    assert after == whole and after_summary["truncated_tail_bytes"] == size - cut["start"]
