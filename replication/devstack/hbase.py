@@ -264,13 +264,13 @@ class RealHBase:
         key = ClusterKey.parse(cluster) if isinstance(cluster, str) else cluster
         if not 1 <= regionservers <= 9:
             raise HBaseError(f"--regionservers must be 1..9, not {regionservers}")
+        if rootdir and not rootdir.startswith(("hdfs://", "file:/")):
+            raise HBaseError(f"--rootdir must be an hdfs:// or file:/ URI, not {rootdir!r}")
         host, port = key.servers[0]
         if not port_accepts(port, host):
             raise HBaseError(f"ZooKeeper does not answer at {host}:{port} (start it first: hbrep zk start)")
         if self.state_file.exists() and any(p.running() for p in self.processes().values()):
             raise HBaseError(f"a real HBase already runs from {self.root} (hbrep hbase stop --root {self.root})")
-        if rootdir and not rootdir.startswith(("hdfs://", "file:/")):
-            raise HBaseError(f"--rootdir must be an hdfs:// or file:/ URI, not {rootdir!r}")
         self._check_parent_is_ours(key, rootdir)
         classpath = self.classpath()
         layout = HBaseLayout(
