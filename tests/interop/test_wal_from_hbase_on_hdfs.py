@@ -11,7 +11,9 @@ A file a real HDFS writer holds open with half an entry hflushed at its end read
 from __future__ import annotations
 
 import json
+import posixpath
 import subprocess
+import time
 import uuid
 from urllib.parse import urlparse
 
@@ -26,8 +28,13 @@ from interop.helpers import (
     wal_workload,
 )
 
+from replication.config import Config
 from replication.devstack.hbase import ADMIN_TOOL_MAIN
 from replication.fs import get_filesystem
+from replication.source.filters import EntryFilter
+from replication.source.manifest import QueueTask, WalTask
+from replication.source.metrics import SourceMetrics
+from replication.source.wal_reader import ReplicationSourceWALReader
 
 pytestmark = pytest.mark.slow
 
@@ -36,6 +43,17 @@ def _wals_on_hdfs(fs, root: str) -> list[str]:
     """Every WAL file under WALs/<server>/ and oldWALs/ (meta WALs included), as HDFS paths."""
     paths = [s.path for server in fs.list(fs.join(root, "WALs")) for s in fs.list(server.path) if not s.is_dir]
     return sorted(paths + [s.path for s in fs.list(fs.join(root, "oldWALs")) if not s.is_dir])
+
+
+def _ship_read(fs, root: str, path: str, *, writer_alive: bool) -> tuple[list, dict[str, int]]:
+    """The batches a ship task's reader (ReplicationSourceWALReader) makes of the WAL at ``path`` as the
+    one WAL of a queue (a live server's, so being written; or a dead one's), with its counters."""
+    wal = WalTask(posixpath.basename(path), path, 0, 0)
+    queue = QueueTask("held,1,1", "1", "1", not writer_alive, writer_alive, [], [wal])
+    metrics = SourceMetrics()
+    every_table = EntryFilter(lambda table, family: True, uuid.uuid4(), uuid.uuid4())
+    batches = list(ReplicationSourceWALReader(fs, root, queue, every_table, Config.load(env={}), metrics).batches())
+    return batches, dict(metrics.counters)
 
 
 def test_wals_hbase_wrote_to_hdfs_read_the_same_in_hbrep_the_open_one_too(real_hbase_on_hdfs, hdfs_cluster):
@@ -104,7 +122,9 @@ def test_a_wal_a_real_hdfs_writer_holds_open_mid_entry_reads_up_to_its_last_whol
     cut = entries[len(entries) // 2]
     size = (cut["start"] + cut["end"]) // 2  # half of that entry is written
     whole = entries[: entries.index(cut)]
-    held = fs.join(root, f"held-{uuid.uuid4().hex[:8]}")
+    scoped = [e for e in whole if not e["table"].startswith("hbase:") and any(
+        e["scopes"].get(c["family"]) == 1 for c in e["cells"])]  # fmt: skip
+    held = fs.join(root, f"held%2C1%2C1.{int(time.time() * 1000)}")  # a WAL name: group and start time
     held_hdfs, held_webhdfs = f"{hdfs_cluster.uri}{held}", f"{hdfs_cluster.webhdfs_url}{held}"
     args = ["hold-open", f"{hdfs_cluster.uri}{source}", held_hdfs, str(size)]
     writer = subprocess.Popen(hbase.tool_command(ADMIN_TOOL_MAIN, args), stdin=subprocess.PIPE,
@@ -123,6 +143,11 @@ def test_a_wal_a_real_hdfs_writer_holds_open_mid_entry_reads_up_to_its_last_whol
         assert rest == [] and rest_summary["position"] == cut["start"]
         rest, rest_summary = hbrep_dump(held_webhdfs, start=whole[-1]["start"])
         assert rest == whole[-1:] and rest_summary["position"] == cut["start"]
+        # the ship path: the queue's WAL being written is read up to the last whole entry, never finished
+        batches, counters = _ship_read(fs, root, held, writer_alive=True)
+        assert sum(len(b.entries) for b in batches) == len(scoped) > 0
+        assert batches[-1].last_position == cut["start"] and not any(b.end_of_file for b in batches)
+        assert counters["logEditsRead"] == len(whole) and counters["uncleanlyClosedLogs"] == 0
         writer.stdin.close()
         assert json.loads(writer.stdout.readline()) == {"closed": held_hdfs}
         assert writer.wait(60) == 0
@@ -134,3 +159,9 @@ def test_a_wal_a_real_hdfs_writer_holds_open_mid_entry_reads_up_to_its_last_whol
     assert fs.status(held).length == size
     after, after_summary = hbrep_dump(held_webhdfs)
     assert after == whole and after_summary["truncated_tail_bytes"] == size - cut["start"]
+    # a dead server's queue: the WAL is finished at its last whole entry, its torn tail counted
+    batches, counters = _ship_read(fs, root, held, writer_alive=False)
+    assert sum(len(b.entries) for b in batches) == len(scoped)
+    assert batches[-1].last_position == cut["start"] and batches[-1].end_of_file
+    assert counters["uncleanlyClosedLogs"] == 1
+    assert counters["ignoredUncleanlyClosedLogContentsInBytes"] == size - cut["start"]
