@@ -366,7 +366,7 @@ class _WebHdfsInput(io.RawIOBase):
         if whence == io.SEEK_CUR:
             offset += self._pos
         elif whence == io.SEEK_END:
-            offset += self._fs.readable_length(self._path)
+            offset += self._fs.status(self._path).length
         if offset != self._pos:
             self._drop()
             self._pos = offset
