@@ -194,6 +194,8 @@ class WebHdfsFileSystem:
     def _open_on_datanode(self, path: str, anchor: int, params: dict[str, int]) -> Any:
         """WebHDFS's two-step OPEN by hand: the NameNode redirects an OPEN at ``anchor`` (a byte it
         knows) to the DataNode holding it; that DataNode is sent the OPEN with ``params`` instead."""
+        # the hdfs package (pinned 2.7.3) has no OPEN without redirects: its session (auth, user.name),
+        # current NameNode URL and error mapping are reused from its internals
         from hdfs.client import _to_error
 
         host = self.client._urls[0].rstrip("/")
