@@ -1,9 +1,12 @@
 """HRegionServer: one process of the embedded cluster (``python -m replication.cluster.regionserver``).
 
 Start-up, in this order: bind the gRPC port on ``hbase.regionserver.ipc.address`` (default 127.0.0.1;
-server name = ``<hbase.regionserver.hostname or 127.0.0.1>,<port>,<start ms>``),
+server name = ``<hbase.regionserver.hostname or 127.0.0.1>,<port>,<start ms>``) and the HBase RPC port
+beside it (``hbrep.regionserver.hbase.rpc.*``: ReplicateWALEntry from a real HBase source, see
+``cluster/hbase_registry.py``),
 open the first WAL (registered in every peer's queue before anything is written to it), write the pid
-file ``<root>/.hbrep/rs/<servername>.pid``, then create the ephemeral ``<parent>/rs/<servername>`` znode.
+file ``<root>/.hbrep/rs/<servername>.pid``, then create the ephemeral ``<parent>/rs/<servername>`` znode
+(and, with the HBase RPC listener, ``<parent>/hbrep-hbase-rpc/rs/<host,hbaseRpcPort,start ms>``).
 
 Write path (``mutate``): check the table and families against the descriptor, fill LATEST_TIMESTAMP
 with the server clock, expand whole-row deletes, append one WAL entry per request (scopes from the
@@ -199,9 +202,17 @@ class HRegionServer:
         self.stop(flush=False)
 
     def _bind_hbase_rpc(self, bind: str, advertised: str) -> None:
-        """Bind the HBase RPC listener (``hbrep.regionserver.hbase.rpc.enabled``, on by default) so a
-        real HBase cluster can replicate into this one; RegionServerAborted when its port is taken."""
-        if not self.conf.get_bool("hbrep.regionserver.hbase.rpc.enabled"):
+        """Bind the HBase RPC listener so a real HBase cluster can replicate into this one;
+        RegionServerAborted when its port is taken.
+
+        ``hbrep.regionserver.hbase.rpc.enabled``: ``true``, ``false``, or ``auto`` (the default): on
+        unless hbrep's own RPC is TLS only (``hbrep.rpc.tls.enabled``). The listener speaks HBase's
+        plain-text SIMPLE RPC without the cluster token (docs/security.md), which an operator who
+        asked for TLS must turn on knowingly (``true``).
+        """
+        enabled = self.conf.get_str("hbrep.regionserver.hbase.rpc.enabled")
+        if enabled == "false" or (enabled == "auto" and self.conf.get_bool("hbrep.rpc.tls.enabled")):
+            LOG.info("HBase RPC listener off (hbrep.regionserver.hbase.rpc.enabled=%s)", enabled)
             return
         wanted = self.conf.get_int("hbrep.regionserver.hbase.rpc.port")
         try:

@@ -138,3 +138,43 @@ def test_real_hbase_replicates_every_row_into_hbrep_with_its_cluster_id_kept(hbr
     assert entries, "no WAL entry of the table on the hbrep side"
     assert {tuple(e.key.cluster_ids) for e in entries} == {(hbase_id,)}
     assert {c.row for e in entries for c in e.cells} == {row for row, *_ in expected}
+
+
+def _hbase_log_mentions(real_hbase, *needles: str) -> bool:
+    return any(
+        all(needle in line for needle in needles)
+        for log in real_hbase.log_files()
+        for line in log.read_text(errors="replace").splitlines()
+    )
+
+
+def test_a_table_missing_on_hbrep_is_a_table_not_found_for_hbase_which_retries_until_it_exists(hbrep_sink, real_hbase):
+    table = f"late_{uuid.uuid4().hex[:8]}"
+    peer = f"hbrep{uuid.uuid4().hex[:6]}"
+    real_hbase.admin("create-table", table, str(VERSIONS), "a:1", "b:1")  # on HBase only, for now
+    peer_key = hbase_cluster_key(hbrep_sink.key, hbrep_sink.paths)
+    real_hbase.admin(
+        "add-peer",
+        json.dumps({"id": peer, "cluster_key": peer_key, "replicate_all": False, "table_cfs": {table: []}}),
+    )
+    try:
+        expected = _write_through_thrift(real_hbase, table, 50)
+        # HBase's endpoint gets hbrep's answer as a RemoteException of TableNotFoundException and logs it
+        said = f"RemoteWithExtrasException: org.apache.hadoop.hbase.TableNotFoundException: table {table} "
+        deadline = time.monotonic() + ARRIVAL_TIMEOUT_S
+        while time.monotonic() < deadline and not _hbase_log_mentions(real_hbase, said):
+            time.sleep(1)
+        assert _hbase_log_mentions(real_hbase, said)
+        assert not TableRegistry(LocalFileSystem(), hbrep_sink.root).exists(table)
+        # once the table exists on hbrep, HBase's retries deliver every cell
+        families = [ColumnFamilyDescriptor(f, scope=1, max_versions=VERSIONS) for f in ("a", "b")]
+        TableRegistry(LocalFileSystem(), hbrep_sink.root).create(TableDescriptor.of(table, *families))
+        deadline = time.monotonic() + ARRIVAL_TIMEOUT_S
+        arrived = _hbrep_cells(hbrep_sink, table)
+        while arrived != expected and time.monotonic() < deadline:
+            time.sleep(2)
+            arrived = _hbrep_cells(hbrep_sink, table)
+        print(f"cells written {len(expected)}, on hbrep after the table was created {len(arrived)}")
+        assert arrived == expected, (sorted(expected - arrived)[:5], sorted(arrived - expected)[:5])
+    finally:
+        real_hbase.admin("remove-peer", peer)
