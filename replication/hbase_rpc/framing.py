@@ -68,7 +68,10 @@ class Response:
 
 
 def _delimited_at(frame: bytes, offset: int, what: str, side: str = "response") -> tuple[bytes, int]:
-    head = decode_varint(frame, offset)
+    try:
+        head = decode_varint(frame, offset)
+    except ValueError as exc:  # a varint longer than 10 bytes
+        raise FrameError(f"{side} frame: bad length of its {what}: {exc}") from None
     if head is None:
         raise FrameError(f"{side} frame ends inside the length of its {what}")
     length, start = head
