@@ -169,10 +169,10 @@ class HRegionServer:
             return
         self.stopped.set()
         self._wake.set()
-        if self.hbase_rpc is not None:
-            self.hbase_rpc.stop()
+        if self.hbase_rpc is not None:  # leave HBase's list of sinks first, then close the port
             with contextlib.suppress(Exception):
                 hbase_registry.unregister(self.zk, self.paths, self.hbase_server_name)
+            self.hbase_rpc.stop()
         if self.grpc_server is not None:
             self.grpc_server.stop(grace=2).wait(5)
         if self._sink is not None:
