@@ -48,6 +48,7 @@ BENCHMARKS: list[str] = [
     "ship_memory",
     "lag",
     "hot_paths",
+    "sink_protocols",
     "scheduler",
 ]
 
