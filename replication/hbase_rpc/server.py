@@ -62,15 +62,20 @@ class ConnectionRefused(Exception):
 
 
 def _read_exact(sock: socket.socket, size: int) -> bytes | None:
-    """``size`` bytes, or None when the peer closed the connection first."""
-    chunks, left = [], size
-    while left:
-        chunk = sock.recv(min(left, 1 << 20))
-        if not chunk:
+    """``size`` bytes, or None when the peer closed the connection first.
+
+    Read into one buffer of the exact size (``recv(n)`` allocates n bytes on every call, once per
+    arriving segment of a large cell block).
+    """
+    buffer = bytearray(size)
+    view = memoryview(buffer)
+    got = 0
+    while got < size:
+        n = sock.recv_into(view[got:], size - got)
+        if not n:
             return None
-        chunks.append(chunk)
-        left -= len(chunk)
-    return b"".join(chunks)
+        got += n
+    return bytes(buffer)
 
 
 def check_connection_header(header: RPC_pb2.ConnectionHeader) -> None:
