@@ -1,5 +1,6 @@
 """Airflow for the embedded stack (``make demo``, ``make up``, the scheduler tests): its environment, and
-``airflow standalone`` (scheduler, DAG processor, triggerer, API server) started and stopped as a session.
+the components of ``airflow standalone`` (scheduler, DAG processor, triggerer, API server) started and
+stopped as one session.
 
 Nothing here imports Airflow: it runs Airflow's command line. Airflow's home is a folder of the stack,
 the DAGs and the plugin are this repository's, the source cluster is the ``hbrep_source`` connection
@@ -22,6 +23,7 @@ from pathlib import Path
 import httpx
 
 REPO = Path(__file__).resolve().parent.parent
+SIMPLE_AUTH_MANAGER = "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager"
 
 
 def airflow_environment(
@@ -71,8 +73,9 @@ def airflow_environment(
                 "AIRFLOW__API__PORT": str(api_port),
                 "AIRFLOW__API__BASE_URL": f"http://127.0.0.1:{api_port}",
                 "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{api_port}/execution/",
-                "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": "0",
-                "AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT": "0",
+                # Airflow's default (5 s) was seen to time out the first tasks' calls while the API server
+                # warmed up on a loaded 2-core machine (the tasks then failed and were retried).
+                "AIRFLOW__WORKERS__EXECUTION_API_TIMEOUT": "30",
             }
         )
     if spark_connect_port is not None:
@@ -160,11 +163,39 @@ def admin_password(home: Path) -> str:
     return str(json.loads((home / "simple_auth_manager_passwords.json.generated").read_text())["admin"])
 
 
+# What ``airflow standalone`` runs, started here one by one: standalone gives no way to pass options, and
+# its scheduler and triggerer would each start Airflow's log server, which binds every interface (host "",
+# not configurable in Airflow 3). With ``--skip-serve-logs`` nothing listens but the API server on
+# 127.0.0.1; it reads task logs from the shared log folder of this one machine, as the local executor
+# writes them. ``wait -n`` then ``kill 0``: when one component dies, the whole session stops, so a
+# broken stack is seen at once rather than half running.
+_COMPONENTS = """set -e
+"$AIRFLOW" db migrate
+"$AIRFLOW" scheduler --skip-serve-logs &
+"$AIRFLOW" triggerer --skip-serve-logs &
+"$AIRFLOW" dag-processor &
+"$AIRFLOW" api-server --host 127.0.0.1 --port "$AIRFLOW__API__PORT" &
+set +e
+wait -n
+echo "an Airflow component exited with $?; stopping the others" >&2
+kill 0
+"""
+
+
 def launch_standalone(env: Mapping[str, str], log: Path) -> AirflowStandalone:
-    """Start ``airflow standalone`` in a new session under ``env`` (see :func:`airflow_environment` with
-    ``api_port``), output appended to ``log``; returns at once (see :meth:`AirflowStandalone.wait_ready`)."""
+    """Start what ``airflow standalone`` runs (database migration, then scheduler, DAG processor,
+    triggerer and API server with the local executor and the simple auth manager, none of them serving
+    logs on a port of its own) in a new session under ``env`` (see :func:`airflow_environment` with
+    ``api_port``), output appended to ``log``; returns at once (see :meth:`AirflowStandalone.wait_ready`).
+    """
+    env = {
+        **env,
+        "AIRFLOW": airflow_bin(),
+        "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
+        "AIRFLOW__CORE__AUTH_MANAGER": SIMPLE_AUTH_MANAGER,
+    }
     with open(log, "ab") as out:
-        proc = subprocess.Popen([airflow_bin(), "standalone"], env=dict(env), stdout=out, stderr=subprocess.STDOUT,
+        proc = subprocess.Popen(["bash", "-c", _COMPONENTS], env=env, stdout=out, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
     return AirflowStandalone(Path(env["AIRFLOW_HOME"]), int(env["AIRFLOW__API__PORT"]), proc, log)
 

@@ -12,8 +12,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import shutil
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 from replication.airflow_stack import airflow_command, airflow_environment, start_standalone, stop_session
@@ -30,8 +32,25 @@ def airflow_env(
 ) -> dict[str, str]:
     """The environment of every Airflow process of the stack (loopback only, 4 workers); the ship DAG
     runs on the Spark Connect server at ``spark_port``, or through spark-submit when it is None."""
-    extra = {"HBREP_SHIP_SCHEDULE": SHIP_SCHEDULE, "HBREP__hbrep__ship__window__ms": str(window_ms)}
+    extra = {
+        "HBREP_SHIP_SCHEDULE": SHIP_SCHEDULE,
+        "HBREP__hbrep__ship__window__ms": str(window_ms),
+        "HBREP_VERIFY_START": os.environ.get("HBREP_VERIFY_START") or verify_start(state),
+    }
     return airflow_environment(state / "airflow", source_key, api_port=port, spark_connect_port=spark_port, extra=extra)
+
+
+def verify_start(state: Path) -> str:
+    """The day (``YYYY-MM-DD``, UTC) this stack's state was first brought up, kept in ``<state>/verify-start``.
+
+    It is the daily verify DAG's first day: a new stack has no catch-up runs for days before it existed,
+    while a stack brought up again catches up with the days it was down (the DAG's catchup).
+    """
+    marker = state / "verify-start"
+    if not marker.exists():
+        state.mkdir(parents=True, exist_ok=True)
+        marker.write_text(datetime.now(UTC).strftime("%Y-%m-%d"))
+    return marker.read_text().strip()
 
 
 def up(

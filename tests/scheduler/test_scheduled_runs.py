@@ -9,12 +9,17 @@ which the params test adds: until then every verify run checks one pair, (1, t),
 
 from __future__ import annotations
 
+import contextlib
+import os
+import socket
 from collections.abc import Iterator
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from conftest import DAY, SchedulerStack, midnight, ms, scheduler_stack, task_instance, verify_counters
 
+from replication.airflow_stack import session_pids
 from replication.wal.model import Cell, CellType
 
 pytestmark = pytest.mark.slow
@@ -228,3 +233,37 @@ def test_trigger_form_in_the_browser_runs_with_params_and_the_grid_shows_success
     ]
     counters = api.xcom(VERIFY, run_id, "verify", map_index=0)
     assert counters["GOODROWS"] == T_ROWS[D3] and counters["BADROWS"] == 0
+
+
+def _listening_addresses(pids: list[int]) -> set[tuple[str, int]]:
+    """(address, port) of every TCP socket in LISTEN state that one of ``pids`` holds (from /proc)."""
+    inodes = set()
+    for pid in pids:
+        fd_dir = Path(f"/proc/{pid}/fd")
+        with contextlib.suppress(OSError):
+            for fd in fd_dir.iterdir():
+                with contextlib.suppress(OSError):
+                    target = os.readlink(fd)
+                    if target.startswith("socket:["):
+                        inodes.add(target[8:-1])
+    found = set()
+    for table, family in (("/proc/net/tcp", socket.AF_INET), ("/proc/net/tcp6", socket.AF_INET6)):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            local, state, inode = fields[1], fields[3], fields[9]
+            if state != "0A" or inode not in inodes:  # 0A: TCP_LISTEN
+                continue
+            address_hex, port_hex = local.split(":")
+            raw = bytes.fromhex(address_hex)
+            # /proc/net/tcp* print the address as 32-bit words in host (little-endian) order
+            raw = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
+            found.add((socket.inet_ntop(family, raw), int(port_hex, 16)))
+    return found
+
+
+def test_every_airflow_process_listens_on_loopback_only(stack, shipped):
+    # After runs of every DAG (task workers and the triggerer have started): only the API server listens,
+    # and on 127.0.0.1; no log server on every interface (standalone would start two).
+    listening = _listening_addresses(session_pids(stack.airflow.proc.pid))
+    assert ("127.0.0.1", stack.airflow.port) in listening, listening
+    assert {address for address, _ in listening} == {"127.0.0.1"}, listening
