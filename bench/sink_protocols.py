@@ -23,7 +23,7 @@ def _batches(calls: int) -> list[list[tuple]]:
     from replication.wal.cell_codec import encode_cells
     from replication.wal.model import Cell, CellType, WALKey
 
-    value = b"v" * 100
+    value, put = b"v" * 100, int(CellType.PUT)
     out = []
     for c in range(calls):
         batch = []
@@ -31,10 +31,9 @@ def _batches(calls: int) -> list[list[tuple]]:
             n = c * ENTRIES_PER_CALL + e
             key = WALKey(b"%032x" % 7, b"bench", n + 1, 1_700_000_000_000 + n, {b"f": 1}, [uuid.UUID(int=5)])
             cells = [
-                Cell(b"r%02d-%010d" % (j % 4, n * CELLS_PER_ENTRY + j), b"f", b"q", 1_700_000_000_000, 4, value)
+                Cell(b"r%02d-%010d" % (j % 4, n * CELLS_PER_ENTRY + j), b"f", b"q", 1_700_000_000_000, put, value)
                 for j in range(CELLS_PER_ENTRY)
             ]
-            assert all(cell.type == int(CellType.PUT) for cell in cells)
             batch.append((key, len(cells), encode_cells(cells)))
         out.append(batch)
     return out
