@@ -156,3 +156,17 @@ def test_the_listener_can_be_turned_off(cluster_key, tmp_path, cluster_conf):
         assert cluster.servers and not cluster.zk.exists(cluster.paths.hbase_rpc_rs)
     finally:
         cluster.stop()
+
+
+def test_a_taken_hbase_rpc_port_stops_the_region_server_with_one_line_naming_it(cluster_key, tmp_path, cluster_conf):
+    from replication.cluster.embedded import start_cluster
+    from replication.cluster.errors import ClusterError
+    from replication.config import Config
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        conf = Config.load(env={}, overrides={**cluster_conf.as_dict(), "hbrep.regionserver.hbase.rpc.port": port})
+        with pytest.raises(ClusterError, match=rf"could not bind the HBase RPC port 127\.0\.0\.1:{port}"):
+            start_cluster(cluster_key, str(tmp_path / "root"), 1, conf=conf, name="taken")
