@@ -49,6 +49,7 @@ BENCHMARKS: list[str] = [
     "ship_memory",
     "lag",
     "hot_paths",
+    "sink_protocols",
     "scheduler",
 ]
 

@@ -119,6 +119,10 @@ DEFAULTS: dict[str, str] = {
     "hbrep.zk.tls.cert": "",
     "hbrep.zk.tls.key": "",
     "hbrep.zk.tls.ca": "",
+    # each region server's HBase RPC listener (ReplicateWALEntry from a real HBase source; see
+    # replication/cluster/hbase_registry.py): auto = on unless hbrep.rpc.tls.enabled; port 0 = a free port
+    "hbrep.regionserver.hbase.rpc.enabled": "auto",
+    "hbrep.regionserver.hbase.rpc.port": "0",
     # region-server processes: CPython gc thresholds gen0,gen1,gen2 (see replication/cluster/gc_tuning.py)
     "hbrep.regionserver.gc.thresholds": "20000,20,10",
 }
@@ -280,6 +284,8 @@ VALIDATORS: dict[str, Validator] = {
     "hbrep.spark.connect.retries": _int(0),
     "hbrep.ship.window.ms": _int(0),
     "hbrep.regionserver.gc.thresholds": parse_gc_thresholds,
+    "hbrep.regionserver.hbase.rpc.enabled": _choice("auto", "true", "false"),
+    "hbrep.regionserver.hbase.rpc.port": _int(0, 65535),
     "hbrep.rpc.tls.enabled": _bool,
     "hbrep.rpc.tls.cert": _pem_file,
     "hbrep.rpc.tls.key": _pem_file,
