@@ -32,11 +32,11 @@ from replication.cluster.info import (
 from replication.cluster.regionserver import pid_file
 from replication.config import Config, write_site_xml
 from replication.fs import LocalFileSystem, get_filesystem
+from replication.processes import pid_alive
 from replication.zk.client import connect, zk_options
 from replication.zk.cluster_id import create_cluster_id_if_absent
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
-from replication.zk.server import pid_alive
 
 START_TIMEOUT_S = 30.0
 # The embedded servers' ZooKeeper session timeout when the configuration keeps HBase's 90 s default:

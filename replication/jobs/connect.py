@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from replication.config import Config
-from replication.devstack.spark_connect import embedded_state_dir, read_port
 from replication.errors import ConfigError, HbrepError
+from replication.jobs.connect_port import embedded_state_dir, read_port
 from replication.jobs.ship_frame import run_ship_frame_job
 from replication.jobs.submit import build_pyfiles
 from replication.net import LOOPBACK
