@@ -36,7 +36,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -204,7 +204,7 @@ def latest_state(
 ) -> DataFrame:
     """The table's latest state over ``[start_ts, end_ts)``, one row per row key: ``row_key`` (hex)
     and, per ruled column, its newest visible value as a string (and ``<col>#number`` for numeric rules)."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # pyspark and the Spark views load only when a check runs
 
     from replication.tables.spark_views import scan
 
@@ -229,7 +229,7 @@ def latest_state(
 
 def row_count(spark: SparkSession, root: str, table: str, *, start_ts: int = 0, end_ts: int = LATEST_TIMESTAMP) -> int:
     """Rows with at least one visible cell in ``[start_ts, end_ts)`` (what a scan would return)."""
-    from replication.tables.spark_views import scan
+    from replication.tables.spark_views import scan  # pyspark, pyarrow: only when a check runs
 
     return (
         scan(spark, root, table, start_ts=start_ts, end_ts=end_ts, versions=1, ordered=False)
@@ -272,8 +272,6 @@ class QualityReport:
         return [o for o in self.outcomes if not o.success]
 
     def as_dict(self) -> dict[str, Any]:
-        from dataclasses import asdict
-
         return asdict(self)
 
 

@@ -27,11 +27,15 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from replication.cluster.info import read_cluster_info
 from replication.cluster.source_cluster import open_source
 from replication.errors import HbrepError
 from replication.tables.descriptors import TableRegistry
 from replication.tables.semantics import LATEST_TIMESTAMP
 from replication.tls import zk_client_tls
+from replication.zk.client import connected
+from replication.zk.cluster_key import ClusterKey
+from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import ReplicationPeerStorage
 
 if TYPE_CHECKING:
@@ -39,7 +43,6 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
     from replication.config import Config
-    from replication.zk.cluster_key import ClusterKey
 
 GOODROWS = "GOODROWS"
 BADROWS = "BADROWS"
@@ -169,7 +172,7 @@ def _prefixes(options: VerifyOptions) -> list[bytes] | None:
 
 
 def _scan(spark: SparkSession, root: str, table: str, options: VerifyOptions) -> DataFrame:
-    from replication.tables.spark_views import scan
+    from replication.tables.spark_views import scan  # pyspark, pyarrow: only when a verify runs
 
     return scan(
         spark,
@@ -301,11 +304,6 @@ def resolve_target(zk: KazooClient, source_key: ClusterKey, conf: Config, peer: 
     The peer id is looked up in the source's peer storage (PeerNotFound when absent); each root comes
     from the cluster's ClusterInfo in ZooKeeper (NoClusterInfo naming the key when absent).
     """
-    from replication.cluster.info import read_cluster_info
-    from replication.zk.client import connected
-    from replication.zk.cluster_key import ClusterKey
-    from replication.zk.layout import ZNodePaths
-
     source_paths = ZNodePaths(conf, parent=source_key.znode_parent)
     source_root = read_cluster_info(zk, source_paths).root
     peer_id: str | None = None

@@ -21,6 +21,7 @@ from pathlib import Path
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
+from replication.cluster.client import ClusterClient
 from replication.cluster.errors import ClusterError
 from replication.cluster.info import (
     ClusterInfo,
@@ -94,10 +95,8 @@ class EmbeddedCluster:
         """What ZooKeeper lists as live (``<parent>/rs``)."""
         return live_servers(self.zk, self.paths)
 
-    def client(self):  # type: ignore[no-untyped-def]
+    def client(self) -> ClusterClient:
         """A new ClusterClient for this cluster (close it when done)."""
-        from replication.cluster.client import ClusterClient
-
         return ClusterClient(self.cluster_key, self.conf)
 
     def start_region_server(self, timeout: float = START_TIMEOUT_S) -> str:
