@@ -180,7 +180,7 @@ def load_rules(path: str | os.PathLike[str] | None) -> QualityRules:
         if p.suffix == ".json":
             doc = json.loads(text)
         else:
-            import yaml
+            import yaml  # only YAML rules files need it
 
             doc = yaml.safe_load(text)
     except Exception as exc:  # JSON and YAML parse errors have many types
@@ -276,7 +276,7 @@ class QualityReport:
 
 
 def _expectations(rules: list[ColumnRule], source_rows: int) -> list[Any]:
-    import great_expectations.expectations as gxe
+    import great_expectations.expectations as gxe  # GX (heavy) loads only when a check runs
 
     out: list[Any] = [
         gxe.ExpectTableRowCountToEqual(value=source_rows),
@@ -340,7 +340,7 @@ def run_quality(
     UnknownTable/UnknownFamily when either side lacks the table.
     """
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
-    import great_expectations as gx
+    import great_expectations as gx  # after GX_ANALYTICS_ENABLED is set; heavy, only when a check runs
     from great_expectations.checkpoint import UpdateDataDocsAction
 
     peer_table = peer_table or table

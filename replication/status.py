@@ -152,7 +152,7 @@ def replication_status(zk: KazooClient, key: ClusterKey, conf: Config, now_ms: i
 
 def to_prometheus(status: dict[str, Any]) -> str:
     """The status as Prometheus text exposition (prometheus_client), HBase metric names as labels/suffixes."""
-    from prometheus_client import CollectorRegistry, generate_latest
+    from prometheus_client import CollectorRegistry, generate_latest  # only for --prometheus output
     from prometheus_client.core import GaugeMetricFamily
 
     class _Collector:

@@ -191,7 +191,7 @@ def _scan(spark: SparkSession, root: str, table: str, options: VerifyOptions) ->
 def row_results(scanned: DataFrame, name: str) -> DataFrame:
     """One row per row key: DataFrame[row, <name>: array<struct<family, qualifier, timestamp, type,
     value>>] with the cells in a fixed order, so two Results compare with ``==`` (Result.compareResults)."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # pyspark loads only when a verify runs
 
     cell = F.struct("family", "qualifier", "timestamp", "type", "value")
     return scanned.groupBy("row").agg(F.sort_array(F.collect_list(cell)).alias(name))
@@ -200,7 +200,7 @@ def row_results(scanned: DataFrame, name: str) -> DataFrame:
 def compare_rows(source_rows: DataFrame, peer_rows: DataFrame) -> DataFrame:
     """Full outer join of two ``row_results`` frames (columns ``src`` and ``peer``) on the row key:
     DataFrame[row, verdict] with verdict 0 good, 1 only in source, 2 only in peer, 3 content differs."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # pyspark loads only when a verify runs
 
     joined = source_rows.join(peer_rows, on="row", how="full_outer")
     verdict = (
@@ -249,7 +249,7 @@ def verify_tables(
     if bad_total and options.recompare_sleep_ms > 0:
         bad = verdicts.where(verdicts.verdict != _GOOD).localCheckpoint(eager=True)
         time.sleep(options.recompare_sleep_ms / 1000.0)
-        from pyspark.sql import functions as F
+        from pyspark.sql import functions as F  # pyspark loads only when a verify runs
 
         # Re-read both tables (new table files included) and keep the verdicts of the bad rows only.
         # A row gone from both sides meanwhile has no new verdict: it keeps its first one, never GOOD.

@@ -45,7 +45,7 @@ class SparkConnectError(HbrepError):
 def spark_home() -> Path:
     """The Spark distribution pyspark installs (its ``jars/`` and ``bin/``), used as SPARK_HOME."""
     try:
-        import pyspark
+        import pyspark  # imported (slow) only to find its jars, when a server starts
     except ImportError:  # pragma: no cover - the package depends on pyspark
         raise SparkConnectError("pyspark is not installed, so Spark's jars cannot be found") from None
     return Path(pyspark.__file__).resolve().parent

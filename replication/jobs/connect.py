@@ -107,7 +107,7 @@ def connect_session(url: str, conf: Config, work_dir: str | os.PathLike[str]) ->
 
     The channel is closed at the end; the server-side session stays for the next client.
     """
-    from pyspark.errors import PySparkException
+    from pyspark.errors import PySparkException  # pyspark's Connect client loads only when a job runs
     from pyspark.sql.connect.client.retries import DefaultPolicy
     from pyspark.sql.connect.session import SparkSession
 

@@ -35,7 +35,7 @@ class ShipJobIncomplete(HbrepError):
 
 
 def _arrow_schema():
-    import pyarrow as pa
+    import pyarrow as pa  # executor side only (see ship_partition)
 
     wal = pa.struct(
         [
