@@ -45,10 +45,11 @@ def run(quick: bool) -> dict:
     from replication.cluster.info import cluster_token
     from replication.cluster.sink_client import SinkClient
     from replication.config import Config
+    from replication.devstack.zookeeper import ZooKeeperServer
     from replication.fs import get_filesystem
     from replication.hbase_rpc.sink_client import HBaseSinkClient
+    from replication.net import free_port
     from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
-    from replication.zk.server import ZooKeeperServer, free_port
 
     calls = 5 if quick else 30
     batches = _batches(calls)

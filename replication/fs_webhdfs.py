@@ -98,7 +98,7 @@ class WebHdfsFileSystem:
         user = user or query.get("user") or environ.get(ENV_USER) or None
         mode = (auth or query.get("auth") or environ.get(ENV_AUTH) or "simple").strip().lower()
         if mode == "simple":
-            from hdfs import InsecureClient
+            from hdfs import InsecureClient  # hdfs/requests load only when a WebHDFS root is opened
 
             client = InsecureClient(url, user=user, timeout=timeout)
         elif mode == "kerberos":
@@ -115,7 +115,7 @@ class WebHdfsFileSystem:
 
     # -- error mapping --------------------------------------------------------------------------
     def _call(self, what: str, path: str, func: Callable[[], T]) -> T:
-        from hdfs.util import HdfsError
+        from hdfs.util import HdfsError  # loaded with the client (see open), not by every fs user
         from requests import RequestException
 
         try:
@@ -300,7 +300,7 @@ class WebHdfsFileSystem:
 
     def _rename(self, src: str, dst: str) -> bool:
         """One RENAME; False when the NameNode answered {"boolean": false}."""
-        from hdfs.util import HdfsError
+        from hdfs.util import HdfsError  # loaded with the client, not by every fs user
 
         def rename() -> bool:
             try:

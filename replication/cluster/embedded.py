@@ -21,6 +21,7 @@ from pathlib import Path
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
+from replication.cluster.client import ClusterClient
 from replication.cluster.errors import ClusterError
 from replication.cluster.info import (
     ClusterInfo,
@@ -32,11 +33,11 @@ from replication.cluster.info import (
 from replication.cluster.regionserver import pid_file
 from replication.config import Config, write_site_xml
 from replication.fs import LocalFileSystem, get_filesystem
+from replication.processes import pid_alive
 from replication.zk.client import connect, zk_options
 from replication.zk.cluster_id import create_cluster_id_if_absent
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
-from replication.zk.server import pid_alive
 
 START_TIMEOUT_S = 30.0
 # The embedded servers' ZooKeeper session timeout when the configuration keeps HBase's 90 s default:
@@ -94,10 +95,8 @@ class EmbeddedCluster:
         """What ZooKeeper lists as live (``<parent>/rs``)."""
         return live_servers(self.zk, self.paths)
 
-    def client(self):  # type: ignore[no-untyped-def]
+    def client(self) -> ClusterClient:
         """A new ClusterClient for this cluster (close it when done)."""
-        from replication.cluster.client import ClusterClient
-
         return ClusterClient(self.cluster_key, self.conf)
 
     def start_region_server(self, timeout: float = START_TIMEOUT_S) -> str:

@@ -36,6 +36,7 @@ from kazoo.exceptions import NodeExistsError
 
 from replication.cluster import hbase_registry
 from replication.cluster.errors import ClusterError, RegionServerAborted
+from replication.cluster.gc_tuning import tune_gc
 from replication.cluster.info import ClusterInfo, cluster_token, local_state_dir, read_cluster_info
 from replication.cluster.region import HRegion
 from replication.cluster.region_routing import LATEST_TIMESTAMP
@@ -339,7 +340,7 @@ class HRegionServer:
     # -- flush, roll, archive ---------------------------------------------------------------------
     def flush_region(self, region: HRegion) -> FlushResult:
         """Write the region's memstore to a table file; afterwards its edits no longer need the WAL."""
-        from replication.tables.table_files import write_cells
+        from replication.tables.table_files import write_cells  # pyarrow: loaded once the first flush comes
 
         assert self.wal is not None
         with region.flush_lock:
@@ -446,6 +447,7 @@ class HRegionServer:
 
 
 def _warm_up() -> None:
+    """Load the table-file writer (pyarrow) in the background, so the first flush does not wait for it."""
     with contextlib.suppress(Exception):
         import replication.tables.table_files  # noqa: F401
 
@@ -467,7 +469,6 @@ def main(argv: list[str] | None = None) -> int:
         LOG.error("region server did not start: %s", exc)
         print(f"hbrep: error: {exc}", file=sys.stderr)
         return 1
-    from replication.cluster.gc_tuning import tune_gc
 
     tune_gc(conf)  # this process only: in-process servers (tests, benches) leave their host's gc alone
     if args.ready_file:

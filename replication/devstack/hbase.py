@@ -407,7 +407,7 @@ class RealHBase:
     # -- clients and tools ----------------------------------------------------------------------
     def happybase_connection(self, **kwargs: Any) -> Any:
         """A happybase Connection to this cluster's Thrift server (buffered transport, binary protocol)."""
-        import happybase
+        import happybase  # only the interop tests talk Thrift
 
         return happybase.Connection(LOOPBACK, self.layout().thrift_port, timeout=60_000, **kwargs)
 

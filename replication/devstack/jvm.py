@@ -73,11 +73,16 @@ class JvmProcess:
         pid = self.read_pid()
         return pid is not None and pid_alive(pid)
 
-    def spawn(self) -> subprocess.Popen:
-        """Launch the JVM (pid file written) and return at once."""
+    def java(self) -> str:
+        """The ``java`` executable on PATH; JvmProcessError naming this JVM when there is none."""
         java = shutil.which("java")
         if java is None:
             raise JvmProcessError(f"java not found on PATH ({self.name} needs Java 17)")
+        return java
+
+    def spawn(self) -> subprocess.Popen:
+        """Launch the JVM (pid file written) and return at once."""
+        java = self.java()
         if self.running():
             raise JvmProcessError(f"{self.name} already runs from {self.state_dir} (pid {self.read_pid()})")
         self.state_dir.mkdir(parents=True, exist_ok=True)

@@ -31,8 +31,9 @@ from google.protobuf.message import DecodeError
 from replication.fs import FileSystem, FileSystemError, LocalFileSystem
 from replication.proto import WAL_pb2
 from replication.wal.cell_codec import KEY_INFRASTRUCTURE_SIZE, CellCodecError, decode_cells, encode_cells
+from replication.wal.compression import CompressionContext, ShortInput, decode_compressed_cells, uncompress_key
 from replication.wal.errors import CompressedWALNotSupported, CorruptWALError, WALError, WALNotFound
-from replication.wal.key_codec import KeyDecoder
+from replication.wal.key_codec import KeyDecoder, decode_key
 from replication.wal.legacy import read_sequence_file_header, scan_sequence_file
 from replication.wal.model import Entry, RawEntry, WALKey
 from replication.wal.varint import decode_varint
@@ -344,13 +345,6 @@ class WALReader:
         """Entries of a dictionary-compressed WAL (spec §1.5): decoded from the first entry, since the
         dictionaries are built as the file is read; entries before the start position are skipped.
         Cells are handed out re-encoded in the plain KeyValue framing, so the ship path can forward them."""
-        from replication.wal.compression import (
-            CompressionContext,
-            ShortInput,
-            decode_compressed_cells,
-            uncompress_key,
-        )
-        from replication.wal.key_codec import decode_key
 
         assert self.header is not None
         stop = self._stop

@@ -10,12 +10,12 @@ from replication.cluster.errors import NoSuchColumnFamilyOnPeer, SinkAuthError, 
 from replication.cluster.info import cluster_token
 from replication.cluster.sink_client import SinkClient
 from replication.fs import LocalFileSystem
+from replication.net import free_port
 from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
 from replication.tables.semantics import scan_cells
 from replication.tables.table_files import read_cells
 from replication.wal.cell_codec import encode_cells
 from replication.wal.model import Cell, CellType, WALKey
-from replication.zk.server import free_port
 from tests.cluster.helpers import wal_entries
 
 pytestmark = pytest.mark.slow

@@ -2,6 +2,9 @@
 
 Every method opens its own ZooKeeper session (tasks run in separate processes), calls exactly one
 library function and returns plain JSON-able data for XCom.
+
+The ``replication`` library is imported inside the methods, never at the top: operators and DAG files
+import this module when a DAG file is parsed, and DAG parsing must not load the library (kazoo, Spark).
 """
 
 from __future__ import annotations

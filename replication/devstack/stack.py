@@ -18,7 +18,14 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from replication.airflow_stack import airflow_command, airflow_environment, start_standalone, stop_session
+from replication.cluster.embedded import start_cluster, stop_servers
+from replication.config import Config
+from replication.devstack.airflow_stack import airflow_command, airflow_environment, start_standalone, stop_session
+from replication.devstack.spark_connect import SparkConnectServer
+from replication.devstack.zookeeper import ZooKeeperServer
+from replication.net import port_in_use
+from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
+from replication.zk.peer_storage import ReplicationPeerConfig, ReplicationPeerStorage
 
 DAG_IDS = ("hbrep_ship", "hbrep_failover", "hbrep_log_cleaner", "hbrep_verify")
 # The embedded stack's ship schedule and window (README, "make up"; bench/scheduler.py measures them).
@@ -57,14 +64,6 @@ def up(
     state: Path, zk_port: int, port: int, spark_port: int, mode: str = "connect", window_ms: int = SHIP_WINDOW_MS
 ) -> None:
     """Start everything (see module doc) and print the UI address and how to log in."""
-    from replication.cluster.embedded import start_cluster
-    from replication.config import Config
-    from replication.devstack.spark_connect import SparkConnectServer
-    from replication.net import port_in_use
-    from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
-    from replication.zk.peer_storage import ReplicationPeerConfig, ReplicationPeerStorage
-    from replication.zk.server import ZooKeeperServer
-
     if port_in_use(port):
         raise SystemExit(f"port {port} on 127.0.0.1 is already in use (Airflow's API server); pass --port N")
     state.mkdir(parents=True, exist_ok=True)
@@ -117,10 +116,6 @@ def down(state: Path, clean: bool = False) -> None:
     The clusters' state (ZooKeeper data, WALs, tables, Airflow's database) is kept for the next ``up``
     unless ``clean`` is set, which removes the whole state folder once everything is stopped.
     """
-    from replication.cluster.embedded import stop_servers
-    from replication.devstack.spark_connect import SparkConnectServer
-    from replication.zk.server import ZooKeeperServer
-
     path = state / "stack.json"
     if not path.exists():
         print("nothing to stop")
@@ -147,8 +142,8 @@ def _remove_state(state: Path, clean: bool) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m hbrep_airflow.devstack up|down [--state DIR] [--zk-port N] [--port N]``."""
-    parser = argparse.ArgumentParser(prog="hbrep_airflow.devstack")
+    """``python -m replication.devstack.stack up|down [--state DIR] [--zk-port N] [--port N]``."""
+    parser = argparse.ArgumentParser(prog="replication.devstack.stack")
     parser.add_argument("action", choices=("up", "down"))
     parser.add_argument("--state", default=str(REPO / ".hbrep" / "airflow-stack"))
     parser.add_argument("--zk-port", type=int, default=21810)
