@@ -30,6 +30,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError
@@ -47,6 +48,7 @@ from replication.config import Config
 from replication.errors import HbrepError
 from replication.fs import FileSystem, get_filesystem
 from replication.hbase_rpc.server import HBaseRpcServer
+from replication.processes import write_pid_file
 from replication.tables.descriptors import TableDescriptor, TableRegistry
 from replication.tables.names import TableName
 from replication.tls import rpc_server_tls
@@ -151,8 +153,7 @@ class HRegionServer:
         self.zk.ChildrenWatch(self.paths.rs, self._on_servers_changed)
         self.grpc_server.start()
         os.makedirs(os.path.dirname(pid_file(self.info.root, self.server_name)), exist_ok=True)
-        with open(pid_file(self.info.root, self.server_name), "w") as out:
-            out.write(str(os.getpid()))
+        write_pid_file(Path(pid_file(self.info.root, self.server_name)), os.getpid())
         with contextlib.suppress(NodeExistsError):
             self.zk.create(self.paths.live_server(self.server_name), b"", ephemeral=True, makepath=True)
         if self.hbase_rpc is not None:

@@ -24,6 +24,7 @@ from replication.devstack.airflow_stack import airflow_command, airflow_environm
 from replication.devstack.spark_connect import SparkConnectServer
 from replication.devstack.zookeeper import ZooKeeperServer
 from replication.net import port_in_use
+from replication.processes import start_time
 from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
 from replication.zk.peer_storage import ReplicationPeerConfig, ReplicationPeerStorage
 
@@ -96,6 +97,7 @@ def up(
     airflow_command(env, "pools", "set", "zookeeper", "4", "protects the ZooKeeper ensemble")
     airflow = start_standalone(env, state / "airflow.log", timeout=240)
     stack["airflow_sid"] = airflow.proc.pid
+    stack["airflow_started"] = start_time(airflow.proc.pid)
     (state / "stack.json").write_text(json.dumps(stack))
     for dag_id in DAG_IDS:
         with contextlib.suppress(RuntimeError):
@@ -123,7 +125,10 @@ def down(state: Path, clean: bool = False) -> None:
         return
     stack = json.loads(path.read_text())
     sid = stack.get("airflow_sid")
-    if sid:
+    leader_started = start_time(int(sid)) if sid else None
+    if sid and (leader_started is None or leader_started == stack.get("airflow_started", leader_started)):
+        # The leader gone (None): what is left of the session is ours (Linux reuses no pid that still
+        # names a session). A leader with another start time is a stranger that got the pid: left alone.
         stop_session(int(sid))
     for root in stack.get("roots", []):
         stop_servers(root)
