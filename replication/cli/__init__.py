@@ -71,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
 def _register() -> None:
     from replication.cli import (
         cluster_commands,
+        consistency_commands,
         demo_command,
         hbase_commands,
         hdfs_commands,
@@ -91,6 +92,7 @@ def _register() -> None:
         *peer_commands.COMMANDS,
         ship_commands.ship,
         ship_commands.status,
+        *consistency_commands.COMMANDS,
         wal_commands.wal,
         *cluster_commands.COMMANDS,
         maintenance_commands.clean,
