@@ -404,6 +404,7 @@ def check_token(
 
     ConsistencyTokenError for a malformed, unknown or expired token, or a peer removed since.
     """
+    parse_token(token)  # a malformed token fails before anything is read
     source = open_source(zk, key, conf)
     paths = source.paths
     with zk_access(paths.replication):
