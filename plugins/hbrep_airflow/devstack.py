@@ -20,7 +20,7 @@ from pathlib import Path
 
 from replication.airflow_stack import airflow_command, airflow_environment, start_standalone, stop_session
 
-DAG_IDS = ("hbrep_ship", "hbrep_failover", "hbrep_log_cleaner", "hbrep_verify")
+DAG_IDS = ("hbrep_ship", "hbrep_failover", "hbrep_log_cleaner", "hbrep_verify", "hbrep_wait_for_peer")
 # The embedded stack's ship schedule and window (README, "make up"; bench/scheduler.py measures them).
 SHIP_SCHEDULE = "* * * * *"
 SHIP_WINDOW_MS = 50000

@@ -10,7 +10,13 @@ from airflow.sdk.exceptions import AirflowFailException
 
 from hbrep_airflow.hooks.replication import ReplicationHook
 from hbrep_airflow.hooks.zookeeper import ZooKeeperHook
-from replication.errors import HbrepError
+
+
+def _table_list(tables: list[str] | str | None) -> list[str] | None:
+    """The tables as a list (a rendered template may give "a,b"); None for all tables."""
+    if isinstance(tables, str):
+        tables = [t.strip() for t in tables.split(",") if t.strip()]
+    return list(tables) if tables else None
 
 
 class ConsistencyTokenOperator(BaseOperator):
@@ -23,7 +29,7 @@ class ConsistencyTokenOperator(BaseOperator):
         self,
         *,
         peer_id: str,
-        tables: list[str] | None = None,
+        tables: list[str] | str | None = None,
         zookeeper_conn_id: str = ZooKeeperHook.default_conn_name,
         conf_overrides: dict[str, Any] | None = None,
         **kwargs: Any,
@@ -35,9 +41,11 @@ class ConsistencyTokenOperator(BaseOperator):
         self.conf_overrides = conf_overrides or {}
 
     def execute(self, context: Any) -> dict[str, Any]:
+        from replication.errors import HbrepError  # not at the top: DAG parsing must not load the library
+
         hook = ReplicationHook(self.zookeeper_conn_id, self.conf_overrides)
         try:
-            record = hook.consistency_token(self.peer_id, list(self.tables) if self.tables else None)
+            record = hook.consistency_token(str(self.peer_id), _table_list(self.tables))
         except HbrepError as exc:
             raise AirflowFailException(str(exc)) from None
         self.log.info("Consistency token %s for peer %s: %s", record["token"], self.peer_id, record)

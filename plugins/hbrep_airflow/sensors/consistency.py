@@ -1,9 +1,9 @@
 """WaitForConsistency: wait until everything written before a consistency token was taken is on its peer.
 
 For cut-over and DR-drill DAGs: take a token (``operators.consistency.ConsistencyTokenOperator``, or
-``hbrep consistency_token``), stop the writers or not, and wait here. Deferrable by default: the wait runs in the triggerer
-(``ConsistencyTrigger``) and holds no worker slot. A malformed, unknown or expired token fails the task
-at once (no retry), with the library's one-line error.
+``hbrep consistency_token``), stop the writers or not, and wait here. Deferrable by default: the wait
+runs in the triggerer (``ConsistencyTrigger``) and holds no worker slot. A malformed, unknown or expired
+token fails the task at once (no retry), with the library's one-line error.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from airflow.sdk.exceptions import AirflowFailException
 from hbrep_airflow.hooks.replication import ReplicationHook
 from hbrep_airflow.hooks.zookeeper import ZooKeeperHook
 from hbrep_airflow.triggers.consistency import ConsistencyTrigger
-from replication.errors import HbrepError
 
 
 class WaitForConsistency(BaseSensorOperator):
@@ -46,6 +45,8 @@ class WaitForConsistency(BaseSensorOperator):
         return ReplicationHook(self.zookeeper_conn_id, self.conf_overrides)
 
     def _check(self) -> dict[str, Any]:
+        from replication.errors import HbrepError  # not at the top: DAG parsing must not load the library
+
         try:
             return self.hook.check_consistency(self.token)
         except HbrepError as exc:

@@ -15,7 +15,6 @@ from airflow.triggers.base import BaseTrigger, TriggerEvent
 
 from hbrep_airflow.hooks.replication import ReplicationHook
 from hbrep_airflow.hooks.zookeeper import ZooKeeperHook
-from replication.errors import HbrepError
 
 
 class ConsistencyTrigger(BaseTrigger):
@@ -48,6 +47,8 @@ class ConsistencyTrigger(BaseTrigger):
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
         """Yield one event: consistent (with the number of checks it took) or the token's error."""
+        from replication.errors import HbrepError  # not at the top: DAG parsing must not load the library
+
         hook = ReplicationHook(self.zookeeper_conn_id, self.conf_overrides)
         # The sync connection lookup would block the triggerer's event loop: fetch it async; the
         # ZooKeeper and filesystem reads of each check run in a thread.
