@@ -18,6 +18,7 @@ from replication.failover import failover_once
 from replication.wal.model import Cell, CellType
 from replication.zk.client import connected
 from replication.zk.layout import ZNodePaths
+from replication.zk.peer_storage import ReplicationPeerStorage
 
 pytestmark = pytest.mark.slow
 
@@ -205,3 +206,19 @@ def test_token_follows_a_queue_claimed_by_failover(pair, peer_1, spark):
     assert all(not q.queue_id.startswith("1-") for q in queue_snapshot(pair).queues()), "recovered queue drained"
     assert check(pair, record.token).consistent
     assert before <= rows_of(spark, pair.peer, table)
+
+
+def test_a_peer_removed_after_the_token_is_an_error_not_consistent(pair, peer_1):
+    # Last in the module: adding and removing peer 2 changes every replicator's queues.
+    add_peer(pair, "2")
+    record = token(pair, "2")
+    paths = ZNodePaths(pair.conf, parent=pair.source_key.znode_parent)
+    with connected(pair.source_key) as zk:
+        ReplicationPeerStorage(zk, paths).remove_peer("2")
+    with pytest.raises(ConsistencyTokenError, match="peer '2' was removed after the token was taken"):
+        check(pair, record.token)
+    add_peer(pair, "2")  # the same id again is another peer: its queues restarted from nothing
+    with pytest.raises(ConsistencyTokenError, match="peer '2' was removed after the token was taken"):
+        check(pair, record.token)
+    with connected(pair.source_key) as zk:
+        ReplicationPeerStorage(zk, paths).remove_peer("2")
