@@ -59,9 +59,10 @@ def consistency_token(ctx: CliContext, peer: str, tables: str | None, as_json: b
 @pass_context
 def check_consistency(ctx: CliContext, token: str, wait_s: float, as_json: bool) -> None:
     """Exit 0 once everything written before TOKEN was taken is on its peer, 1 while not yet."""
-    from replication.consistency import wait_for_token
+    from replication.consistency import parse_token, wait_for_token
 
     try:
+        parse_token(token)  # a malformed token is an error before any connection
         with _zk(ctx) as zk:
             result = wait_for_token(zk, ctx.cluster, ctx.conf, token, wait_s)
     except HbrepError as exc:

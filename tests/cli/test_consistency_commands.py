@@ -82,6 +82,11 @@ def test_bad_tokens_and_arguments_are_one_line_errors(pair, peer_1):
     assert malformed.stderr.strip().splitlines() == [
         "hbrep: error: malformed consistency token 'ct-12' (expected ct-<13 digits>-<16 hex digits>)"
     ]
+    offline = subprocess.run(
+        [sys.executable, "-m", "replication.cli", "--cluster", "127.0.0.1:9:/nowhere", "check_consistency", "ct-12"],
+        capture_output=True, text=True, timeout=10,
+    )  # fmt: skip
+    assert offline.returncode == 2 and offline.stderr == malformed.stderr  # told before any connection
     unknown = hbrep(pair, "check_consistency", "ct-9999999999999-00000000000000ff")
     assert unknown.returncode == 2
     assert unknown.stderr.strip().splitlines() == [
