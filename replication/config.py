@@ -109,6 +109,7 @@ DEFAULTS: dict[str, str] = {
     "hbrep.zk.auth": "",
     "hbrep.source.ship.max.attempts": "10",
     "hbrep.ship.lease.ms": "900000",
+    "hbrep.consistency.token.ttl.ms": "86400000",  # how long a consistency token is kept (24 h)
     # TLS (replication/tls.py): region-server RPC and ZooKeeper client sessions; PEM file paths
     "hbrep.rpc.tls.enabled": "false",
     "hbrep.rpc.tls.cert": "",
@@ -275,6 +276,7 @@ VALIDATORS: dict[str, Validator] = {
     "hbrep.zk.auth": _digest_auth,
     "hbrep.source.ship.max.attempts": _int(1),
     "hbrep.ship.lease.ms": _int(1000),
+    "hbrep.consistency.token.ttl.ms": _int(1),
     "hbrep.spark.mode": _choice("connect", "submit"),
     "hbrep.spark.connect.url": _connect_url,
     "hbrep.spark.connect.port": _int(1, 65535),

@@ -17,6 +17,7 @@ import click
 
 from replication.cli import (
     cluster_commands,
+    consistency_commands,
     demo_command,
     hbase_commands,
     hdfs_commands,
@@ -92,6 +93,7 @@ def _register() -> None:
         *peer_commands.COMMANDS,
         ship_commands.ship,
         ship_commands.status,
+        *consistency_commands.COMMANDS,
         wal_commands.wal,
         *cluster_commands.COMMANDS,
         maintenance_commands.clean,

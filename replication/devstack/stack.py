@@ -28,7 +28,7 @@ from replication.processes import start_time
 from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
 from replication.zk.peer_storage import ReplicationPeerConfig, ReplicationPeerStorage
 
-DAG_IDS = ("hbrep_ship", "hbrep_failover", "hbrep_log_cleaner", "hbrep_verify")
+DAG_IDS = ("hbrep_ship", "hbrep_failover", "hbrep_log_cleaner", "hbrep_verify", "hbrep_wait_for_peer")
 # The embedded stack's ship schedule and window (README, "make up"; bench/scheduler.py measures them).
 SHIP_SCHEDULE = "* * * * *"
 SHIP_WINDOW_MS = 50000

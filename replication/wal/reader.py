@@ -204,6 +204,11 @@ class WALReader:
         else:
             self.position = self.start
 
+    @property
+    def entries_end(self) -> int:
+        """Where the entries end now: the trailer's start in a closed WAL, else the file's length."""
+        return self._stop
+
     # --- reading -------------------------------------------------------------------------------
 
     def __iter__(self) -> Iterator[ReadEntry]:
