@@ -17,12 +17,14 @@ async def lag_deadline_missed(
     *,
     threshold_ms: int,
     zookeeper_conn_id: str = ZooKeeperHook.default_conn_name,
-) -> dict[str, Any]:
+) -> str:
     """Log one ERROR line naming the DAG run and record the alert on the source cluster of
     ``zookeeper_conn_id``, where ``hbrep status replication`` and the Replication view list it.
 
     Runs in the triggerer (Airflow's AsyncCallback): a ship run still not finished ``hbrep.lag.alert.ms``
-    after it was queued means no edit has been shipped for at least that long. Returns the alert.
+    after it was queued means no edit has been shipped for at least that long. Returns the alert's
+    message: Airflow keeps a callback's result in a text column (``callback.output``), and a dict there
+    made the triggerer fail on SQLite (seen under the scheduler: the triggerer exited).
     """
     # Imported here, not at the top: AsyncCallback imports this module when the DAG file is parsed, and
     # DAG parsing must not load the library (kazoo, Spark).
@@ -38,4 +40,4 @@ async def lag_deadline_missed(
     # ZooKeeper and filesystem work in a thread.
     hook.zk_hook.use_connection(await ZooKeeperHook.aget_connection(zookeeper_conn_id))
     await asyncio.to_thread(hook.record_lag_alert, alert)
-    return alert
+    return str(alert["message"])
