@@ -26,6 +26,9 @@ ENV_CLUSTER = "HBREP_CLUSTER"
 # Key → default, as HBase ships them ([2.5] hbase-default.xml and the classes named in spec §9).
 # Keys prefixed "hbrep." are ours; every other key is HBase's own name.
 DEFAULTS: dict[str, str] = {
+    # the reference guide's switch (HConstants.REPLICATION_ENABLE_KEY in 0.94-1.x; 2.x removed it and
+    # always replicates): false = region servers register no queues, ship and failover do nothing
+    "hbase.replication": "true",
     # source side (ReplicationSource, ReplicationSourceWALReader, ReplicationSourceShipper)
     "replication.source.size.capacity": "67108864",
     "replication.source.nb.capacity": "25000",
@@ -220,6 +223,7 @@ def _name(raw: str) -> str:
 
 
 VALIDATORS: dict[str, Validator] = {
+    "hbase.replication": _bool,
     "replication.source.size.capacity": _int(1),
     "replication.source.nb.capacity": _int(1),
     "replication.source.nb.batches": _int(1),
@@ -394,6 +398,18 @@ class Config(Mapping[str, str]):
     def as_dict(self) -> dict[str, str]:
         """Plain key → value dict (for shipping to Spark executors or writing to a manifest)."""
         return {key: setting.value for key, setting in self._settings.items()}
+
+
+REPLICATION_ENABLE_KEY = "hbase.replication"
+
+
+def replication_disabled_reason(conf: Config) -> str | None:
+    """None when ``hbase.replication`` is true (the default); else the sentence every skipped
+    replication path logs and reports (the key and where its value came from)."""
+    if conf.get_bool(REPLICATION_ENABLE_KEY, True):
+        return None
+    source = conf.source_of(REPLICATION_ENABLE_KEY) if REPLICATION_ENABLE_KEY in conf else "default argument"
+    return f"replication is disabled: {REPLICATION_ENABLE_KEY} is false (from {source})"
 
 
 def _to_text(value: object) -> str:

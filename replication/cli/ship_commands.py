@@ -46,7 +46,9 @@ def ship(ctx: CliContext, once: bool, peers: tuple[str, ...], in_process: bool, 
     if as_json:
         emit_json(report.as_dict())
     else:
-        if not report.spark_job:
+        if report.disabled:
+            click.echo(f"cycle {report.cycle_id}: nothing shipped, {report.disabled}")
+        elif not report.spark_job:
             click.echo(f"cycle {report.cycle_id}: nothing to ship (no Spark job started)")
         for peer_id, peer in sorted(report.peers.items()):
             click.echo(
