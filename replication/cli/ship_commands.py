@@ -90,11 +90,17 @@ def status_replication(ctx: CliContext, as_json: bool, prometheus: bool) -> None
         click.echo(to_prometheus(state), nl=False)
         return
     click.echo(f"source {state['cluster']} (id {state['cluster_id']}), {len(state['live_servers'])} live servers")
+    totals = state["global"]
+    click.echo(
+        f"global: sizeOfLogQueue={int(totals['source.sizeOfLogQueue'])} "
+        f"replicationLag={_fmt_ms(totals['source.replicationLag'])} "
+        f"ageOfLastShippedOp={_fmt_ms(totals.get('source.ageOfLastShippedOp'))}"
+    )
     for peer in state["peers"].values():
         click.echo(
             f"peer {peer['peer_id']} {peer['state']} -> {peer['cluster_key']}: queues={peer['queues']} "
             f"sizeOfLogQueue={peer['sizeOfLogQueue']} replicationLag={_fmt_ms(peer['replicationLag'])} "
-            f"stuck={peer['stuck_queues']}"
+            f"ageOfLastShippedOp={_fmt_ms(peer['ageOfLastShippedOp'])} stuck={peer['stuck_queues']}"
         )
     for queue in state["queues"]:
         click.echo(
