@@ -111,6 +111,9 @@ DEFAULTS: dict[str, str] = {
     "hbrep.cluster.token": "",
     "hbrep.zk.auth": "",
     "hbrep.source.ship.max.attempts": "10",
+    # true: a peer's bandwidth is shared by its queues of the cycle (the whole cluster stays under it);
+    # false (HBase's behaviour): every queue's source gets the peer's whole bandwidth
+    "hbrep.source.bandwidth.split": "false",
     "hbrep.ship.lease.ms": "900000",
     # TLS (replication/tls.py): region-server RPC and ZooKeeper client sessions; PEM file paths
     "hbrep.rpc.tls.enabled": "false",
@@ -274,6 +277,7 @@ VALIDATORS: dict[str, Validator] = {
     "hbrep.lag.alert.ms": _int(1),
     "hbrep.zk.auth": _digest_auth,
     "hbrep.source.ship.max.attempts": _int(1),
+    "hbrep.source.bandwidth.split": _bool,
     "hbrep.ship.lease.ms": _int(1000),
     "hbrep.spark.mode": _choice("connect", "submit"),
     "hbrep.spark.connect.url": _connect_url,
