@@ -46,7 +46,13 @@ __all__ = ["CliContext", "main", "pass_context"]
 @click.pass_context
 def cli(ctx: click.Context, cluster_key: str | None, conf_file: str | None, zk_auth: str | None, verbose: bool) -> None:
     """hbrep: HBase-style cluster replication, run as batch."""
-    ctx.obj = CliContext(cluster_key=cluster_key, conf_file=conf_file, zk_auth=zk_auth, verbose=verbose)
+    origins = {}
+    if zk_auth:
+        from_env = ctx.get_parameter_source("zk_auth") == click.core.ParameterSource.ENVIRONMENT
+        origins["hbrep.zk.auth"] = ("env", "HBREP_ZK_AUTH") if from_env else ("flag", "--zk-auth")
+    ctx.obj = CliContext(
+        cluster_key=cluster_key, conf_file=conf_file, zk_auth=zk_auth, verbose=verbose, override_origins=origins
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
 def _register() -> None:
     from replication.cli import (
         cluster_commands,
+        conf_command,
         demo_command,
         hbase_commands,
         hdfs_commands,
@@ -92,6 +99,7 @@ def _register() -> None:
         ship_commands.ship,
         ship_commands.status,
         wal_commands.wal,
+        conf_command.conf,
         *cluster_commands.COMMANDS,
         maintenance_commands.clean,
         *verify_commands.COMMANDS,
