@@ -16,6 +16,7 @@ from replication.config import Config
 from replication.failover import failover_once
 from replication.fs import get_filesystem
 from replication.jobs.launch import runner_for
+from replication.ship_window import run_window
 from replication.source.cycle import run_cycle
 from replication.tables.table_files import list_table_files
 from replication.wal.model import Cell, CellType
@@ -78,6 +79,12 @@ def test_switched_off_nothing_is_queued_shipped_or_claimed(off_pair, tmp_path, s
         assert report.disabled == "replication is disabled: hbase.replication is false (from overrides)"
         assert (report.spark_job, report.peers, report.queues) == (False, {}, [])
         assert zk.get_children(paths.peers) == ["1"]
+        # a ship window (the Airflow ship task on Spark Connect) ends at its first pass, saying why
+        runner = runner_for(conf, spark)
+        window = run_window(zk, key, conf, runner, owner="t", work_dir=tmp_path / "w", window_ms=60_000)
+        assert window.disabled == window.ended == report.disabled
+        assert [(p.queues, p.rows) for p in window.passes] == [(0, 0)]
+        assert not zk.exists(f"{paths.leases}/1")
         victim = source.servers[0]
         source.kill(victim)
         source.wait_until_dead(victim)
