@@ -31,7 +31,7 @@ test-fast: install
 	$(PY) -m pytest -q -m "not slow" $(PYTEST_ARGS)
 
 demo: install
-	$(PY) -m replication.demo
+	$(PY) -m replication.devstack.demo
 
 # The reliability suite in its long form (more rows, more rounds); rewrites RELIABILITY.md.
 chaos: install

@@ -72,10 +72,11 @@ def sink_apply(work: str) -> dict:
     from replication.cluster.regionserver import HRegionServer
     from replication.cluster.sink_client import build_request
     from replication.config import Config
+    from replication.devstack.zookeeper import ZooKeeperServer
     from replication.fs import get_filesystem
+    from replication.net import free_port
     from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
     from replication.wal.cell_codec import encode_cells
-    from replication.zk.server import ZooKeeperServer, free_port
 
     zk = ZooKeeperServer(os.path.join(work, "zk"), free_port())
     zk.start()

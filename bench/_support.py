@@ -69,7 +69,8 @@ class BenchPair:
 @contextlib.contextmanager
 def zookeeper(tmp: str) -> Iterator[object]:
     """A real standalone ZooKeeper server on a free loopback port, stopped on exit."""
-    from replication.zk.server import ZooKeeperServer, free_port
+    from replication.devstack.zookeeper import ZooKeeperServer
+    from replication.net import free_port
 
     server = ZooKeeperServer(Path(tmp) / "zk", free_port())
     server.start()

@@ -17,8 +17,9 @@ def run(quick: bool) -> dict:
     from replication.cluster.embedded import start_cluster
     from replication.cluster.load import LoadStats, run_load
     from replication.config import Config
+    from replication.devstack.zookeeper import ZooKeeperServer
+    from replication.net import free_port
     from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
-    from replication.zk.server import ZooKeeperServer, free_port
 
     rows = 3000 if quick else 30000
     single_rows = 200 if quick else 1000

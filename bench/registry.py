@@ -41,6 +41,7 @@ BENCHMARKS: list[str] = [
     "ingest",
     "wal_reader",
     "wal_reader_vs_hbase",
+    "wal_on_hdfs",
     "verify",
     "cycle_cost",
     "e2e",
@@ -48,12 +49,13 @@ BENCHMARKS: list[str] = [
     "ship_memory",
     "lag",
     "hot_paths",
+    "sink_protocols",
     "scheduler",
 ]
 
 # Benchmarks that run the engine in one already-running Spark session, without Airflow's scheduler: the
 # report labels them "engine only" and puts them below the figures through the scheduler.
-ENGINE_ONLY = {"cycle_cost", "e2e", "lag", "ship_memory", "hot_paths"}
+ENGINE_ONLY = {"cycle_cost", "e2e", "lag", "ship_memory", "hot_paths", "wal_on_hdfs"}
 THROUGH_SCHEDULER = ["scheduler"]
 
 
@@ -119,7 +121,8 @@ def write_report(results: Path = RESULTS, report: Path = REPORT) -> None:
         result = json.loads(path.read_text())
         title = result.get("title", result["name"])
         if result["name"] in ENGINE_ONLY:
-            title = f"Engine only (one running Spark session, no scheduler): {title}"
+            engine = result.get("engine", "one running Spark session, no scheduler")
+            title = f"Engine only ({engine}): {title}"
         lines += [
             f"## {title}",
             "",

@@ -68,8 +68,7 @@ class Stack:
 
 def _devstack(*args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
-    env["PYTHONPATH"] = str(REPO / "plugins")
-    return subprocess.run([sys.executable, "-m", "hbrep_airflow.devstack", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "replication.devstack.stack", *args], capture_output=True, text=True,
                           timeout=900, env=env, cwd=REPO)  # fmt: skip
 
 
@@ -225,10 +224,10 @@ def run(quick: bool) -> dict:
         "figures": figures,
         "ratios": ratios,
         "notes": [
-            "Both stacks are what `make up` starts (hbrep_airflow.devstack, airflow standalone with its scheduler, "
+            "Both stacks are what `make up` starts (replication.devstack.stack, airflow standalone with its scheduler, "
             "the ship DAG every minute, max_active_runs 1), on free ports, one after the other in this run: "
             "`connect` = hbrep.spark.mode connect with the embedded default window "
-            "(devstack.SHIP_WINDOW_MS), `submit` = spark-submit per run. Lag = the peer WAL key's write time minus "
+            "(stack.SHIP_WINDOW_MS), `submit` = spark-submit per run. Lag = the peer WAL key's write time minus "
             "the cell's timestamp (the client's clock at send), every edit of the load. Scheduler drain = a "
             "backlog written by 4 clients, then the time until every row is in the peer's WALs, shipped by "
             "whatever scheduled runs come. Run split: from Airflow's metadata DB (dag_run.queued_at, "

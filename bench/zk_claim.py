@@ -37,11 +37,12 @@ def _create_queues(zk, paths, servers: list[str], peers: list[str], wals_per_que
 
 def run(quick: bool) -> dict:
     """Measure claims and a snapshot; figures in seconds, ratios per 1,000 WALs."""
+    from replication.devstack.zookeeper import ZooKeeperServer
+    from replication.net import free_port
     from replication.zk.claim import claim_queues
     from replication.zk.client import connect
     from replication.zk.layout import ZNodePaths
     from replication.zk.queue_storage import ReplicationQueueStorage
-    from replication.zk.server import ZooKeeperServer, free_port
 
     peers = ["1", "2", "3"]
     figures: dict[str, float | int] = {}

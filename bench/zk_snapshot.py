@@ -15,7 +15,7 @@ WALS_PER_QUEUE = 3
 
 
 def _mntr(port: int) -> dict[str, int]:
-    from replication.zk.server import four_letter_word
+    from replication.devstack.zookeeper import four_letter_word
 
     out = {}
     for line in four_letter_word("127.0.0.1", port, "mntr").splitlines():
@@ -72,12 +72,13 @@ def _measure(port: int, action) -> tuple[float, int, int, object]:
 
 def run(quick: bool) -> dict:
     """Full vs incremental snapshot requests and time; ratios incremental/full."""
+    from replication.devstack.zookeeper import ZooKeeperServer
     from replication.fs import get_filesystem
+    from replication.net import free_port
     from replication.zk.client import connect
     from replication.zk.layout import ZNodePaths
     from replication.zk.queue_snapshot import SnapshotCache, incremental_snapshot
     from replication.zk.queue_storage import ReplicationQueueStorage
-    from replication.zk.server import ZooKeeperServer, free_port
 
     figures: dict[str, float | int] = {}
     ratios: dict[str, float] = {}

@@ -115,6 +115,7 @@ DEFAULTS: dict[str, str] = {
     # false (HBase's behaviour): every queue's source gets the peer's whole bandwidth
     "hbrep.source.bandwidth.split": "false",
     "hbrep.ship.lease.ms": "900000",
+    "hbrep.consistency.token.ttl.ms": "86400000",  # how long a consistency token is kept (24 h)
     # TLS (replication/tls.py): region-server RPC and ZooKeeper client sessions; PEM file paths
     "hbrep.rpc.tls.enabled": "false",
     "hbrep.rpc.tls.cert": "",
@@ -125,6 +126,10 @@ DEFAULTS: dict[str, str] = {
     "hbrep.zk.tls.cert": "",
     "hbrep.zk.tls.key": "",
     "hbrep.zk.tls.ca": "",
+    # each region server's HBase RPC listener (ReplicateWALEntry from a real HBase source; see
+    # replication/cluster/hbase_registry.py): auto = on unless hbrep.rpc.tls.enabled; port 0 = a free port
+    "hbrep.regionserver.hbase.rpc.enabled": "auto",
+    "hbrep.regionserver.hbase.rpc.port": "0",
     # region-server processes: CPython gc thresholds gen0,gen1,gen2 (see replication/cluster/gc_tuning.py)
     "hbrep.regionserver.gc.thresholds": "20000,20,10",
 }
@@ -279,6 +284,7 @@ VALIDATORS: dict[str, Validator] = {
     "hbrep.source.ship.max.attempts": _int(1),
     "hbrep.source.bandwidth.split": _bool,
     "hbrep.ship.lease.ms": _int(1000),
+    "hbrep.consistency.token.ttl.ms": _int(1),
     "hbrep.spark.mode": _choice("connect", "submit"),
     "hbrep.spark.connect.url": _connect_url,
     "hbrep.spark.connect.port": _int(1, 65535),
@@ -288,6 +294,8 @@ VALIDATORS: dict[str, Validator] = {
     "hbrep.spark.connect.retries": _int(0),
     "hbrep.ship.window.ms": _int(0),
     "hbrep.regionserver.gc.thresholds": parse_gc_thresholds,
+    "hbrep.regionserver.hbase.rpc.enabled": _choice("auto", "true", "false"),
+    "hbrep.regionserver.hbase.rpc.port": _int(0, 65535),
     "hbrep.rpc.tls.enabled": _bool,
     "hbrep.rpc.tls.cert": _pem_file,
     "hbrep.rpc.tls.key": _pem_file,

@@ -9,7 +9,8 @@ the WebHDFS backend and re-exported here.
 
 Promises: ``open_read(path, offset)`` starts at ``offset`` without reading what comes before it;
 ``rename`` is atomic within one filesystem (archive = rename); ``create`` writes a new file and
-``sync`` makes what was written durable before returning.
+``sync`` makes what was written durable before returning; ``readable_length`` is what a reader can
+read now (on HDFS, past the NameNode's length for a file still open for write: its hflushed bytes).
 """
 
 from __future__ import annotations
@@ -76,6 +77,10 @@ class LocalFileSystem:
         except FileNotFoundError:
             raise FileSystemError(f"file not found: {path}") from None
         return FileStatus(path, st.st_size, st.st_mtime_ns // 1_000_000, os.path.isdir(path))
+
+    def readable_length(self, path: str) -> int:
+        """The bytes a reader can read now (the file's size); FileSystemError if missing."""
+        return self.status(path).length
 
     def list(self, path: str) -> list[FileStatus]:
         """The entries of directory ``path`` sorted by name ([] when it does not exist)."""

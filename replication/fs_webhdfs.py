@@ -14,6 +14,12 @@ How the FileSystem promises map onto WebHDFS:
 
 - ``open_read(path, offset)`` sends ``OPEN&offset=N``: the bytes before ``offset`` are never
   transferred; the stream re-opens at the new offset on ``seek``.
+- A file still open for write (a region server's current WAL): the NameNode's length counts the last
+  block only up to its last fsync (for an HBase WAL, usually just the header), while the DataNode
+  serves every hflushed byte, as HDFS's own ``DFSInputStream`` reads them. ``readable_length`` asks the
+  DataNode holding the file's end (the Content-Length of an OPEN whose body is not read), and an OPEN
+  at an offset the NameNode refuses as "out of the range" of its length is sent straight to that
+  DataNode (WebHDFS's two-step OPEN, the second step with the offset asked for).
 - ``create`` creates the (empty) file at once; written bytes are buffered and every ``flush``/``sync``
   sends them with one ``APPEND``. WebHDFS has no hflush/hsync on an open stream, but an APPEND
   request returns only after the DataNode pipeline has closed the block, so bytes are durable and
@@ -34,7 +40,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO, TypeVar
-from urllib.parse import parse_qs, urlparse
+from urllib.parse import parse_qs, parse_qsl, quote, urlencode, urlparse, urlsplit, urlunsplit
 
 from replication.fs_types import FileStatus, FileSystemError
 
@@ -92,7 +98,7 @@ class WebHdfsFileSystem:
         user = user or query.get("user") or environ.get(ENV_USER) or None
         mode = (auth or query.get("auth") or environ.get(ENV_AUTH) or "simple").strip().lower()
         if mode == "simple":
-            from hdfs import InsecureClient
+            from hdfs import InsecureClient  # hdfs/requests load only when a WebHDFS root is opened
 
             client = InsecureClient(url, user=user, timeout=timeout)
         elif mode == "kerberos":
@@ -109,7 +115,7 @@ class WebHdfsFileSystem:
 
     # -- error mapping --------------------------------------------------------------------------
     def _call(self, what: str, path: str, func: Callable[[], T]) -> T:
-        from hdfs.util import HdfsError
+        from hdfs.util import HdfsError  # loaded with the client (see open), not by every fs user
         from requests import RequestException
 
         try:
@@ -144,42 +150,73 @@ class WebHdfsFileSystem:
         if length == 0:
             self.status(path)
             return b""
-
-        def read() -> bytes:
-            with self.client.read(path, offset=offset, length=length) as reader:
-                return reader.read()
-
+        response = self._open_response("read", path, offset, length)
         try:
-            return self._call("read", path, read)
-        except FileSystemError as exc:
-            if not self._at_end(path, offset, exc):
-                raise
-            return b""
+            return self._call("read", path, lambda: response.raw.read())
+        finally:
+            response.close()
 
-    def _open_raw(self, path: str, offset: int) -> tuple[contextlib.AbstractContextManager[Any] | None, Any]:
-        manager = self.client.read(path, offset=offset)
+    def readable_length(self, path: str) -> int:
+        """The bytes a reader can read now: the length for a closed file; for a file still open for
+        write, up to its last hflushed byte (see the module docstring). FileSystemError if missing."""
+        known = self.status(path).length
+        anchor = max(0, known - 1)
+        response = self._open_response("open", path, anchor, None)
         try:
-            raw = self._call("open", path, manager.__enter__)
-        except FileSystemError as exc:
-            if not self._at_end(path, offset, exc):
-                raise
-            return None, io.BytesIO(b"")
-        return manager, raw
+            size = response.headers.get("Content-Length")
+        finally:
+            response.close()
+        return known if size is None else max(known, anchor + int(size))
 
-    def _at_end(self, path: str, offset: int, exc: FileSystemError) -> bool:
-        """True when an OPEN failed only because ``offset`` is the file's length (nothing to read).
+    def _open_raw(self, path: str, offset: int) -> tuple[Any, Any]:
+        response = self._open_response("open", path, offset, None)
+        return response, response.raw
 
-        A real DataNode refuses ``OPEN&offset=<length>`` of a non-empty file ("Offset=N out of the range
-        [0, N)") where a local read returns b""; an offset past the end becomes one EOFException line.
+    def _open_response(self, what: str, path: str, offset: int, length: int | None) -> Any:
+        """The streamed response of ``OPEN&offset`` (its body not yet read).
+
+        An offset at the end of the file reads nothing (a local read returns b""); past the end it is
+        one EOFException line. The NameNode refuses any offset at or past the length it knows ("Offset=N
+        out of the range [0, N)"), which for a file being written excludes its hflushed bytes: then the
+        DataNode is asked directly, and it answers up to the bytes it holds.
         """
-        if "out of the range" not in str(exc):
-            return False
-        length = self.status(path).length
-        if offset == length:
-            return True
-        raise FileSystemError(
-            f"WebHDFS read {path} failed: EOFException: offset {offset} is past the end of the file ({length} bytes)"
-        ) from None
+        params = {"offset": offset} if length is None else {"offset": offset, "length": length}
+        try:
+            return self._call(what, path, lambda: self.client._open(path, **params))
+        except FileSystemError as exc:
+            if "out of the range" not in str(exc):
+                raise
+        known = self.status(path).length
+        if known == 0 or offset < known:  # not the case above: the file changed meanwhile
+            raise FileSystemError(f"WebHDFS {what} {path} failed: the file changed during the OPEN") from None
+        return self._call(what, path, lambda: self._open_on_datanode(path, known - 1, params))
+
+    def _open_on_datanode(self, path: str, anchor: int, params: dict[str, int]) -> Any:
+        """WebHDFS's two-step OPEN by hand: the NameNode redirects an OPEN at ``anchor`` (a byte it
+        knows) to the DataNode holding it; that DataNode is sent the OPEN with ``params`` instead."""
+        # the hdfs package (pinned 2.7.3) has no OPEN without redirects: its session (auth, user.name),
+        # current NameNode URL and error mapping are reused from its internals
+        from hdfs.client import _to_error
+
+        host = self.client._urls[0].rstrip("/")
+        url = f"{host}/webhdfs/v1{quote(self.client.resolve(path), '/= ')}"
+        first = self.client._request("GET", url, params={"op": "OPEN", "offset": anchor}, allow_redirects=False)
+        first.close()
+        location = first.headers.get("Location")
+        if first.status_code >= 400:
+            raise _to_error(first)
+        if first.status_code not in (301, 302, 303, 307) or not location:
+            status = first.status_code
+            raise FileSystemError(f"WebHDFS open {path} failed: the NameNode named no DataNode (HTTP {status})")
+        parts = urlsplit(location)
+        query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k not in ("offset", "length")]
+        query += [(k, str(v)) for k, v in params.items()]
+        response = self.client._request("GET", urlunsplit(parts._replace(query=urlencode(query))), stream=True)
+        if response.status_code >= 400:
+            error = _to_error(response)  # reads the body: before closing
+            response.close()
+            raise error
+        return response
 
     # -- writes ---------------------------------------------------------------------------------
     def create(self, path: str, overwrite: bool = False) -> BinaryIO:
@@ -263,7 +300,7 @@ class WebHdfsFileSystem:
 
     def _rename(self, src: str, dst: str) -> bool:
         """One RENAME; False when the NameNode answered {"boolean": false}."""
-        from hdfs.util import HdfsError
+        from hdfs.util import HdfsError  # loaded with the client, not by every fs user
 
         def rename() -> bool:
             try:
@@ -304,7 +341,7 @@ class _WebHdfsInput(io.RawIOBase):
         self._fs = fs
         self._path = path
         self._pos = offset
-        self._manager: contextlib.AbstractContextManager[Any] | None = None  # None: nothing to close
+        self._manager: Any = None  # the OPEN response (None: nothing to close)
         self._raw: Any = None
         self._open()  # errors (missing file, offset past the end) surface at open, as locally
 
@@ -314,7 +351,7 @@ class _WebHdfsInput(io.RawIOBase):
     def _drop(self) -> None:
         if self._manager is not None:
             with contextlib.suppress(Exception):
-                self._manager.__exit__(None, None, None)
+                self._manager.close()
         self._manager = None
         self._raw = None
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from pathlib import Path
 
 
 def pid_alive(pid: int) -> bool:
@@ -36,3 +37,40 @@ def reap(pid: int) -> None:
     """Collect ``pid`` if it is a child of ours that has exited (no zombie left behind)."""
     with contextlib.suppress(ChildProcessError, OSError):
         os.waitpid(pid, os.WNOHANG)
+
+
+def start_time(pid: int) -> int | None:
+    """When ``pid`` started (clock ticks after boot, /proc/<pid>/stat field 22); None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return int(stat.read().rsplit(") ", 1)[1].split()[19])
+    except (FileNotFoundError, IndexError, ValueError, ProcessLookupError):
+        return None
+
+
+def write_pid_file(path: Path, pid: int) -> None:
+    """Record ``pid`` with its start time, so that :func:`read_pid_file` never names another process.
+
+    Pids are reused (pid_max is 32768 on many Linux machines, and a busy test run goes round it in
+    minutes): a pid alone in a file left by a process that died could make a later stop signal a
+    stranger, and its whole process group.
+    """
+    path.write_text(f"{pid} {start_time(pid) or 0}\n")
+
+
+def read_pid_file(path: Path) -> int | None:
+    """The pid recorded by :func:`write_pid_file` if that very process is still running, else None.
+
+    A file holding only a pid (as written before start times were recorded) is taken at its word.
+    """
+    try:
+        fields = path.read_text().split()
+        pid = int(fields[0])
+        started = int(fields[1]) if len(fields) > 1 else None
+    except (OSError, ValueError, IndexError):
+        return None
+    if not pid_alive(pid):
+        return None
+    if started is not None and started != 0 and start_time(pid) != started:
+        return None  # the recorded process is gone; this pid now belongs to another one
+    return pid

@@ -36,7 +36,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -180,7 +180,7 @@ def load_rules(path: str | os.PathLike[str] | None) -> QualityRules:
         if p.suffix == ".json":
             doc = json.loads(text)
         else:
-            import yaml
+            import yaml  # only YAML rules files need it
 
             doc = yaml.safe_load(text)
     except Exception as exc:  # JSON and YAML parse errors have many types
@@ -204,7 +204,7 @@ def latest_state(
 ) -> DataFrame:
     """The table's latest state over ``[start_ts, end_ts)``, one row per row key: ``row_key`` (hex)
     and, per ruled column, its newest visible value as a string (and ``<col>#number`` for numeric rules)."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # pyspark and the Spark views load only when a check runs
 
     from replication.tables.spark_views import scan
 
@@ -229,7 +229,7 @@ def latest_state(
 
 def row_count(spark: SparkSession, root: str, table: str, *, start_ts: int = 0, end_ts: int = LATEST_TIMESTAMP) -> int:
     """Rows with at least one visible cell in ``[start_ts, end_ts)`` (what a scan would return)."""
-    from replication.tables.spark_views import scan
+    from replication.tables.spark_views import scan  # pyspark, pyarrow: only when a check runs
 
     return (
         scan(spark, root, table, start_ts=start_ts, end_ts=end_ts, versions=1, ordered=False)
@@ -272,13 +272,11 @@ class QualityReport:
         return [o for o in self.outcomes if not o.success]
 
     def as_dict(self) -> dict[str, Any]:
-        from dataclasses import asdict
-
         return asdict(self)
 
 
 def _expectations(rules: list[ColumnRule], source_rows: int) -> list[Any]:
-    import great_expectations.expectations as gxe
+    import great_expectations.expectations as gxe  # GX (heavy) loads only when a check runs
 
     out: list[Any] = [
         gxe.ExpectTableRowCountToEqual(value=source_rows),
@@ -342,7 +340,7 @@ def run_quality(
     UnknownTable/UnknownFamily when either side lacks the table.
     """
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
-    import great_expectations as gx
+    import great_expectations as gx  # after GX_ANALYTICS_ENABLED is set; heavy, only when a check runs
     from great_expectations.checkpoint import UpdateDataDocsAction
 
     peer_table = peer_table or table

@@ -12,7 +12,7 @@ def spark_session(app_name: str, master: str | None = None, conf: Mapping[str, s
 
     The driver binds to 127.0.0.1 and Python workers use this interpreter.
     """
-    from pyspark.sql import SparkSession
+    from pyspark.sql import SparkSession  # pyspark loads only where a session is built
 
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)

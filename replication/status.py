@@ -22,6 +22,7 @@ from replication.source import lease
 from replication.source.manifest import WalTask
 from replication.source.wal_locator import WalLocator
 from replication.source.wal_reader import order_wals
+from replication.wal.reader import open_wal
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.peer_storage import ReplicationPeerStorage, format_table_cfs
 from replication.zk.queue_info import ReplicationQueueInfo
@@ -32,8 +33,6 @@ def _first_unshipped(
     fs, locator: WalLocator, servers: list[str], wals: list[WalTask]
 ) -> tuple[int | None, int, str | None]:
     """(write time of the first unshipped entry or None, pending bytes, error) over WALs in read order."""
-    from replication.wal.reader import open_wal
-
     pending = 0
     first_time: int | None = None
     for group in order_wals(wals):
@@ -41,7 +40,7 @@ def _first_unshipped(
             path = locator.find(wal.name, servers)
             if path is None:
                 continue
-            length = fs.status(path).length
+            length = fs.readable_length(path)
             if length <= wal.position:
                 continue
             try:
@@ -162,7 +161,7 @@ def replication_status(zk: KazooClient, key: ClusterKey, conf: Config, now_ms: i
 
 def to_prometheus(status: dict[str, Any]) -> str:
     """The status as Prometheus text exposition (prometheus_client), HBase metric names as labels/suffixes."""
-    from prometheus_client import CollectorRegistry, generate_latest
+    from prometheus_client import CollectorRegistry, generate_latest  # only for --prometheus output
     from prometheus_client.core import GaugeMetricFamily
 
     class _Collector:

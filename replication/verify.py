@@ -27,11 +27,15 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from replication.cluster.info import read_cluster_info
 from replication.cluster.source_cluster import open_source
 from replication.errors import HbrepError
 from replication.tables.descriptors import TableRegistry
 from replication.tables.semantics import LATEST_TIMESTAMP
 from replication.tls import zk_client_tls
+from replication.zk.client import connected
+from replication.zk.cluster_key import ClusterKey
+from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import ReplicationPeerStorage
 
 if TYPE_CHECKING:
@@ -39,7 +43,6 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
     from replication.config import Config
-    from replication.zk.cluster_key import ClusterKey
 
 GOODROWS = "GOODROWS"
 BADROWS = "BADROWS"
@@ -179,7 +182,7 @@ def _prefixes(options: VerifyOptions) -> list[bytes] | None:
 
 
 def _scan(spark: SparkSession, root: str, table: str, options: VerifyOptions) -> DataFrame:
-    from replication.tables.spark_views import scan
+    from replication.tables.spark_views import scan  # pyspark, pyarrow: only when a verify runs
 
     return scan(
         spark,
@@ -198,7 +201,7 @@ def _scan(spark: SparkSession, root: str, table: str, options: VerifyOptions) ->
 def row_results(scanned: DataFrame, name: str) -> DataFrame:
     """One row per row key: DataFrame[row, <name>: array<struct<family, qualifier, timestamp, type,
     value>>] with the cells in a fixed order, so two Results compare with ``==`` (Result.compareResults)."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # pyspark loads only when a verify runs
 
     cell = F.struct("family", "qualifier", "timestamp", "type", "value")
     return scanned.groupBy("row").agg(F.sort_array(F.collect_list(cell)).alias(name))
@@ -207,7 +210,7 @@ def row_results(scanned: DataFrame, name: str) -> DataFrame:
 def compare_rows(source_rows: DataFrame, peer_rows: DataFrame) -> DataFrame:
     """Full outer join of two ``row_results`` frames (columns ``src`` and ``peer``) on the row key:
     DataFrame[row, verdict] with verdict 0 good, 1 only in source, 2 only in peer, 3 content differs."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # pyspark loads only when a verify runs
 
     joined = source_rows.join(peer_rows, on="row", how="full_outer")
     verdict = (
@@ -256,7 +259,7 @@ def verify_tables(
     if bad_total and options.recompare_sleep_ms > 0:
         bad = verdicts.where(verdicts.verdict != _GOOD).localCheckpoint(eager=True)
         time.sleep(options.recompare_sleep_ms / 1000.0)
-        from pyspark.sql import functions as F
+        from pyspark.sql import functions as F  # pyspark loads only when a verify runs
 
         # Re-read both tables (new table files included) and keep the verdicts of the bad rows only.
         # A row gone from both sides meanwhile has no new verdict: it keeps its first one, never GOOD.
@@ -311,11 +314,6 @@ def resolve_target(zk: KazooClient, source_key: ClusterKey, conf: Config, peer: 
     The peer id is looked up in the source's peer storage (PeerNotFound when absent); each root comes
     from the cluster's ClusterInfo in ZooKeeper (NoClusterInfo naming the key when absent).
     """
-    from replication.cluster.info import read_cluster_info
-    from replication.zk.client import connected
-    from replication.zk.cluster_key import ClusterKey
-    from replication.zk.layout import ZNodePaths
-
     source_paths = ZNodePaths(conf, parent=source_key.znode_parent)
     source_root = read_cluster_info(zk, source_paths).root
     peer_id: str | None = None

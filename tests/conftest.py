@@ -53,7 +53,8 @@ def hlog_fixtures() -> Path:
 @pytest.fixture(scope="session")
 def zk_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     """A real standalone ZooKeeper server on a free 127.0.0.1 port for the whole session."""
-    from replication.zk.server import ZooKeeperServer, free_port
+    from replication.devstack.zookeeper import ZooKeeperServer
+    from replication.net import free_port
 
     server = ZooKeeperServer(tmp_path_factory.mktemp("zk"), free_port())
     server.start()

@@ -31,7 +31,14 @@ def get_provider_info() -> dict[str, Any]:
                 "python-modules": ["hbrep_airflow.hooks.zookeeper", "hbrep_airflow.hooks.replication"],
             }
         ],
-        "operators": [{"integration-name": "hbrep", "python-modules": ["hbrep_airflow.operators.replication"]}],
+        "operators": [
+            {
+                "integration-name": "hbrep",
+                "python-modules": ["hbrep_airflow.operators.replication", "hbrep_airflow.operators.consistency"],
+            }
+        ],
+        "sensors": [{"integration-name": "hbrep", "python-modules": ["hbrep_airflow.sensors.consistency"]}],
+        "triggers": [{"integration-name": "hbrep", "python-modules": ["hbrep_airflow.triggers.consistency"]}],
         "connection-types": [
             {"connection-type": "zookeeper", "hook-class-name": "hbrep_airflow.hooks.zookeeper.ZooKeeperHook"}
         ],

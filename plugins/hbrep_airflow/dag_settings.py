@@ -8,7 +8,8 @@
 - ``HBREP_ZK_POOL`` (default ``zookeeper``): the pool every ZooKeeper-touching task runs in;
 - ``HBREP__hbrep__lag__alert__ms``: the lag alert threshold (as in ``replication.config``);
 - ``HBREP__hbase__master__cleaner__interval``: how often the log cleaner runs (as in ``replication.config``);
-- ``HBREP_VERIFY_START`` (default ``2026-11-15``): first day the daily verify DAG covers.
+- ``HBREP_VERIFY_START`` (default ``2026-11-15``): first day the daily verify DAG covers;
+- ``HBREP_CONSISTENCY_POLL_S`` (default ``5``): how often ``hbrep_wait_for_peer`` checks its token.
 """
 
 from __future__ import annotations
@@ -32,6 +33,11 @@ DEFAULT_CLEANER_INTERVAL_MS = 600000  # replication.config DEFAULTS["hbase.maste
 def spark_mode() -> str:
     """``hbrep.spark.mode`` from its environment override (read when the DAG file is parsed), else ``submit``."""
     return os.environ.get("HBREP__hbrep__spark__mode", "submit").strip()  # noqa: SIM112 (config key case)
+
+
+def consistency_poll_s() -> float:
+    """Seconds between two checks of a consistency token: ``HBREP_CONSISTENCY_POLL_S``, else 5."""
+    return float(os.environ.get("HBREP_CONSISTENCY_POLL_S", "5"))
 
 
 def ship_schedule() -> str:

@@ -4,7 +4,8 @@ Every command takes ``--cluster CLUSTER_KEY`` (default: ``HBREP_CLUSTER``, else 
 ``127.0.0.1:<hbase.zookeeper.property.clientPort>:<zookeeper.znode.parent>``) and ``--conf FILE``.
 Bad input exits non-zero with one ``hbrep: error: ...`` line.
 
-Each command group lives in its own module below and is registered at the bottom of this file.
+Each command group lives in its own module below (they import only ``cli.common`` from here, never
+this file) and is added to ``cli`` at the bottom of this file.
 Heavy imports (Spark, GX) happen inside the commands, so ``hbrep --help`` stays fast.
 """
 
@@ -14,6 +15,21 @@ import sys
 
 import click
 
+from replication.cli import (
+    cluster_commands,
+    conf_command,
+    consistency_commands,
+    demo_command,
+    hbase_commands,
+    hdfs_commands,
+    maintenance_commands,
+    peer_commands,
+    ship_commands,
+    spark_commands,
+    verify_commands,
+    wal_commands,
+    zk_commands,
+)
 from replication.cli.common import CliContext, pass_context
 from replication.errors import HbrepError
 
@@ -75,21 +91,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _register() -> None:
-    from replication.cli import (
-        cluster_commands,
-        conf_command,
-        demo_command,
-        hbase_commands,
-        hdfs_commands,
-        maintenance_commands,
-        peer_commands,
-        ship_commands,
-        spark_commands,
-        verify_commands,
-        wal_commands,
-        zk_commands,
-    )
-
+    """Add every command group to ``cli``."""
     for command in (
         zk_commands.zk,
         hdfs_commands.hdfs,
@@ -98,6 +100,7 @@ def _register() -> None:
         *peer_commands.COMMANDS,
         ship_commands.ship,
         ship_commands.status,
+        *consistency_commands.COMMANDS,
         wal_commands.wal,
         conf_command.conf,
         *cluster_commands.COMMANDS,

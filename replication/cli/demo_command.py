@@ -10,7 +10,7 @@ import click
 @click.option("--state", type=click.Path(file_okay=False), default=None, help="Folder for all state.")
 def demo(rows: int, state: str | None) -> None:
     """ZooKeeper + two clusters, a load, a killed region server, the DAGs, verify, report, stop."""
-    from replication.demo import main
+    from replication.devstack.demo import main
 
     code = main(["--rows", str(rows), *(["--state", state] if state else [])])
     if code:

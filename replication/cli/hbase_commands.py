@@ -37,12 +37,18 @@ def hbase() -> None:
 @_root
 @click.option("--regionservers", type=click.IntRange(1, 9), default=1, show_default=True)
 @click.option("--heap-mb", type=click.IntRange(128, 4096), default=384, show_default=True, help="Heap of each JVM.")
+@click.option(
+    "--rootdir",
+    default="",
+    help="hbase.rootdir elsewhere than ROOT/hbase, e.g. hdfs://127.0.0.1:<NameNode RPC port>/hbase "
+    "(an `hbrep hdfs start` HDFS: its RPC port, not the WebHDFS one).",
+)
 @pass_context
-def start(ctx: CliContext, root: str, regionservers: int, heap_mb: int) -> None:
+def start(ctx: CliContext, root: str, regionservers: int, heap_mb: int, rootdir: str) -> None:
     """Start the master, the region servers and Thrift; return once HBase serves (the first start
     downloads the jars into ~/.m2)."""
     cluster = RealHBase(root)
-    layout = cluster.start(_cluster(ctx), regionservers=regionservers, heap_mb=heap_mb)
+    layout = cluster.start(_cluster(ctx), regionservers=regionservers, heap_mb=heap_mb, rootdir=rootdir)
     click.echo(
         f"HBase serving as {layout.cluster_key}: master 127.0.0.1:{layout.master_port}, region servers "
         f"{', '.join(str(p) for p in layout.regionserver_ports)}, Thrift 127.0.0.1:{layout.thrift_port} "

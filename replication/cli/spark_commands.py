@@ -7,7 +7,8 @@ from pathlib import Path
 import click
 
 from replication.cli.common import CliContext, emit_json, json_option, pass_context
-from replication.devstack.spark_connect import SparkConnectServer, embedded_state_dir, read_port
+from replication.devstack.spark_connect import SparkConnectServer
+from replication.jobs.connect_port import embedded_state_dir, read_port
 
 
 def _server(ctx: CliContext, port: int | None, state: str | None) -> SparkConnectServer:

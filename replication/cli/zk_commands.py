@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from replication.cli.common import CliContext, emit_json, json_option, pass_context
-from replication.zk.server import ZooKeeperServer
+from replication.devstack.zookeeper import ZooKeeperServer
 
 
 def _server(ctx: CliContext, port: int | None, data: str | None) -> ZooKeeperServer:

@@ -28,6 +28,7 @@ from replication.config import Config
 from replication.errors import HbrepError
 from replication.fs import get_filesystem
 from replication.proto import Admin_pb2, Admin_pb2_grpc
+from replication.tables.descriptors import TableRegistry
 from replication.tables.errors import UnknownFamily, UnknownTable
 from replication.tls import TlsSettings, rpc_client_tls
 from replication.wal.cell_codec import encode_cells
@@ -226,8 +227,6 @@ class ClusterClient:
         """Flush the memstores of ``table`` (or every table) on every live server; return the new files."""
         files: list[str] = []
         if table:
-            from replication.tables.descriptors import TableRegistry
-
             TableRegistry(self.fs, self.root).get(table)  # UnknownTable, not a silent no-op
         request = Admin_pb2.FlushTableRequest(table=table) if table else Admin_pb2.FlushTableRequest()
         for server in self.live_servers():

@@ -21,6 +21,7 @@ from pathlib import Path
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
+from replication.cluster.client import ClusterClient
 from replication.cluster.errors import ClusterError
 from replication.cluster.info import (
     ClusterInfo,
@@ -32,11 +33,11 @@ from replication.cluster.info import (
 from replication.cluster.regionserver import pid_file
 from replication.config import Config, write_site_xml
 from replication.fs import LocalFileSystem, get_filesystem
+from replication.processes import pid_alive, read_pid_file
 from replication.zk.client import connect, zk_options
 from replication.zk.cluster_id import create_cluster_id_if_absent
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
-from replication.zk.server import pid_alive
 
 START_TIMEOUT_S = 30.0
 # The embedded servers' ZooKeeper session timeout when the configuration keeps HBase's 90 s default:
@@ -57,11 +58,13 @@ def _server_conf(conf: Config) -> dict[str, str]:
 
 
 def server_pids(root: str) -> dict[str, int]:
-    """Server name → pid of every pid file under ``<root>/.hbrep/rs/`` (stale files included)."""
+    """Server name → pid of every region server under ``<root>/.hbrep/rs/`` whose recorded process still
+    runs (a stale file, of a server that died, names no pid: its pid may be another process's now)."""
     out = {}
     for path in glob.glob(os.path.join(local_state_dir(root), "rs", "*.pid")):
-        with contextlib.suppress(OSError, ValueError):
-            out[os.path.basename(path)[: -len(".pid")]] = int(Path(path).read_text().strip())
+        pid = read_pid_file(Path(path))
+        if pid is not None:
+            out[os.path.basename(path)[: -len(".pid")]] = pid
     return out
 
 
@@ -94,10 +97,8 @@ class EmbeddedCluster:
         """What ZooKeeper lists as live (``<parent>/rs``)."""
         return live_servers(self.zk, self.paths)
 
-    def client(self):  # type: ignore[no-untyped-def]
+    def client(self) -> ClusterClient:
         """A new ClusterClient for this cluster (close it when done)."""
-        from replication.cluster.client import ClusterClient
-
         return ClusterClient(self.cluster_key, self.conf)
 
     def start_region_server(self, timeout: float = START_TIMEOUT_S) -> str:

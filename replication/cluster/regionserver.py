@@ -1,9 +1,12 @@
 """HRegionServer: one process of the embedded cluster (``python -m replication.cluster.regionserver``).
 
 Start-up, in this order: bind the gRPC port on ``hbase.regionserver.ipc.address`` (default 127.0.0.1;
-server name = ``<hbase.regionserver.hostname or 127.0.0.1>,<port>,<start ms>``),
+server name = ``<hbase.regionserver.hostname or 127.0.0.1>,<port>,<start ms>``) and the HBase RPC port
+beside it (``hbrep.regionserver.hbase.rpc.*``: ReplicateWALEntry from a real HBase source, see
+``cluster/hbase_registry.py``),
 open the first WAL (registered in every peer's queue before anything is written to it), write the pid
-file ``<root>/.hbrep/rs/<servername>.pid``, then create the ephemeral ``<parent>/rs/<servername>`` znode.
+file ``<root>/.hbrep/rs/<servername>.pid``, then create the ephemeral ``<parent>/rs/<servername>`` znode
+(and, with the HBase RPC listener, ``<parent>/hbrep-hbase-rpc/rs/<host,hbaseRpcPort,start ms>``).
 
 Write path (``mutate``): check the table and families against the descriptor, fill LATEST_TIMESTAMP
 with the server clock, expand whole-row deletes, append one WAL entry per request (scopes from the
@@ -27,11 +30,14 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError
 
+from replication.cluster import hbase_registry
 from replication.cluster.errors import ClusterError, RegionServerAborted
+from replication.cluster.gc_tuning import tune_gc
 from replication.cluster.info import ClusterInfo, cluster_token, local_state_dir, read_cluster_info
 from replication.cluster.region import HRegion
 from replication.cluster.region_routing import LATEST_TIMESTAMP
@@ -41,6 +47,8 @@ from replication.cluster.wal_group import FSHLog
 from replication.config import Config, replication_disabled_reason
 from replication.errors import HbrepError
 from replication.fs import FileSystem, get_filesystem
+from replication.hbase_rpc.server import HBaseRpcServer
+from replication.processes import write_pid_file
 from replication.tables.descriptors import TableDescriptor, TableRegistry
 from replication.tables.names import TableName
 from replication.tls import rpc_server_tls
@@ -117,6 +125,8 @@ class HRegionServer:
         self.max_logs = conf.get_int("hbase.regionserver.maxlogs")
         self.chore_interval = conf.get_int(CHORE_INTERVAL_KEY, 200) / 1000.0
         self.grpc_server = None
+        self.hbase_rpc: HBaseRpcServer | None = None
+        self.hbase_server_name = ""
         self._sink = None
 
     # -- lifecycle --------------------------------------------------------------------------------
@@ -129,6 +139,7 @@ class HRegionServer:
         self.grpc_server, port = build_server(self, f"{bind}:{port_wanted}", tls=rpc_server_tls(self.conf))
         advertised = (self.conf.get_str("hbase.regionserver.hostname", "") or LOOPBACK).lower()
         self.server_name = f"{advertised},{port},{self.start_code}"
+        self._bind_hbase_rpc(bind, advertised)
         self.zk.ensure_path(self.paths.peers)
         self.zk.ensure_path(self.paths.rs)
         self.wal = FSHLog(
@@ -147,10 +158,12 @@ class HRegionServer:
         self.zk.ChildrenWatch(self.paths.rs, self._on_servers_changed)
         self.grpc_server.start()
         os.makedirs(os.path.dirname(pid_file(self.info.root, self.server_name)), exist_ok=True)
-        with open(pid_file(self.info.root, self.server_name), "w") as out:
-            out.write(str(os.getpid()))
+        write_pid_file(Path(pid_file(self.info.root, self.server_name)), os.getpid())
         with contextlib.suppress(NodeExistsError):
             self.zk.create(self.paths.live_server(self.server_name), b"", ephemeral=True, makepath=True)
+        if self.hbase_rpc is not None:
+            self.hbase_rpc.start()
+            hbase_registry.register(self.zk, self.paths, self.hbase_server_name)
         threading.Thread(target=self._chore_loop, name="rs-chores", daemon=True).start()
         # import the Parquet writer now, off the start-up path, so the first flush does not pay for it
         threading.Thread(target=_warm_up, name="rs-warm-up", daemon=True).start()
@@ -163,6 +176,10 @@ class HRegionServer:
             return
         self.stopped.set()
         self._wake.set()
+        if self.hbase_rpc is not None:  # leave HBase's list of sinks first, then close the port
+            with contextlib.suppress(Exception):
+                hbase_registry.unregister(self.zk, self.paths, self.hbase_server_name)
+            self.hbase_rpc.stop()
         if self.grpc_server is not None:
             self.grpc_server.stop(grace=2).wait(5)
         if self._sink is not None:
@@ -190,6 +207,32 @@ class HRegionServer:
         LOG.error("ABORTING region server %s: %s", self.server_name, reason)
         self.aborted = reason
         self.stop(flush=False)
+
+    def _bind_hbase_rpc(self, bind: str, advertised: str) -> None:
+        """Bind the HBase RPC listener so a real HBase cluster can replicate into this one;
+        RegionServerAborted when its port is taken.
+
+        ``hbrep.regionserver.hbase.rpc.enabled``: ``true``, ``false``, or ``auto`` (the default): on
+        unless hbrep's own RPC is TLS only (``hbrep.rpc.tls.enabled``). The listener speaks HBase's
+        plain-text SIMPLE RPC without the cluster token (docs/security.md), which an operator who
+        asked for TLS must turn on knowingly (``true``).
+        """
+        enabled = self.conf.get_str("hbrep.regionserver.hbase.rpc.enabled")
+        if enabled == "false" or (enabled == "auto" and self.conf.get_bool("hbrep.rpc.tls.enabled")):
+            LOG.info("HBase RPC listener off (hbrep.regionserver.hbase.rpc.enabled=%s)", enabled)
+            return
+        wanted = self.conf.get_int("hbrep.regionserver.hbase.rpc.port")
+        try:
+            self.hbase_rpc = HBaseRpcServer(
+                bind,
+                wanted,
+                lambda request: self.replication_sink().replicate_request(request),
+                max_request=self.conf.get_int("hbase.ipc.max.request.size"),
+                advertised_host=advertised,
+            )
+        except OSError as exc:
+            raise RegionServerAborted(f"could not bind the HBase RPC port {bind}:{wanted}: {exc.strerror}") from None
+        self.hbase_server_name = hbase_registry.hbase_server_name(advertised, self.hbase_rpc.port, self.start_code)
 
     # -- replication hooks ------------------------------------------------------------------------
     def _pre_log_roll(self, wal_name: str) -> None:
@@ -308,7 +351,7 @@ class HRegionServer:
     # -- flush, roll, archive ---------------------------------------------------------------------
     def flush_region(self, region: HRegion) -> FlushResult:
         """Write the region's memstore to a table file; afterwards its edits no longer need the WAL."""
-        from replication.tables.table_files import write_cells
+        from replication.tables.table_files import write_cells  # pyarrow: loaded once the first flush comes
 
         assert self.wal is not None
         with region.flush_lock:
@@ -415,6 +458,7 @@ class HRegionServer:
 
 
 def _warm_up() -> None:
+    """Load the table-file writer (pyarrow) in the background, so the first flush does not wait for it."""
     with contextlib.suppress(Exception):
         import replication.tables.table_files  # noqa: F401
 
@@ -436,7 +480,6 @@ def main(argv: list[str] | None = None) -> int:
         LOG.error("region server did not start: %s", exc)
         print(f"hbrep: error: {exc}", file=sys.stderr)
         return 1
-    from replication.cluster.gc_tuning import tune_gc
 
     tune_gc(conf)  # this process only: in-process servers (tests, benches) leave their host's gc alone
     if args.ready_file:

@@ -24,6 +24,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 
+from replication.cluster.client import ClusterClient
 from replication.cluster.region_routing import row_hash
 from replication.cluster.server_api import RegionServerHost
 from replication.errors import HbrepError
@@ -301,10 +302,8 @@ class ReplicationSink:
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
 
-    def client(self):  # type: ignore[no-untyped-def]
+    def client(self) -> ClusterClient:
         """A ClusterClient of this cluster sharing the server's ZooKeeper session."""
-        from replication.cluster.client import ClusterClient
-
         with self._lock:
             if self._client is None:
                 self._client = ClusterClient(self.server.cluster_key, self.server.conf, zk=self.server.zk)

@@ -2,12 +2,14 @@
 
 One HMaster, 1..N HRegionServers and HBase's Thrift server, each a JVM of its own, against an
 existing ZooKeeper (hbrep's embedded one) under their own znode parent (default ``/hbase-real``),
-with the root directory on the local file system. Everything lives in one folder::
+with the root directory on the local file system, or on HDFS when ``start`` is given a ``rootdir``
+(``hdfs://127.0.0.1:<rpc port>/hbase``: WALs are then written through HDFS's own client, hflushed
+into files the NameNode still holds open). Everything else lives in one folder::
 
     <root>/hbase.json            the cluster's ports and settings (what stop/status read)
     <root>/conf/hbase-site.xml   the configuration every HBase JVM (and every tool run) reads
     <root>/conf/log4j2.properties
-    <root>/hbase/                hbase.rootdir: WALs/, oldWALs/, data/, MasterData/ ...
+    <root>/hbase/                hbase.rootdir when local: WALs/, oldWALs/, data/, MasterData/ ...
     <root>/run/<name>.pid|.log   master, rs1..rsN, thrift (JvmProcess)
 
 ``start`` returns once the Thrift server answers a table listing (so the master is initialized and
@@ -47,6 +49,7 @@ JAVA17_OPTIONS = (
     "-XX:TieredStopAtLevel=1",
     "-Dorg.apache.hbase.thirdparty.io.netty.tryReflectionSetAccessible=true",
     "--add-opens=java.base/java.lang=ALL-UNNAMED",
+    "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",  # HFileSystem's block-order hook on HDFS
     "--add-opens=java.base/java.nio=ALL-UNNAMED",
     "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
     "--add-opens=java.base/java.util=ALL-UNNAMED",
@@ -94,6 +97,7 @@ class HBaseLayout:
     thrift_port: int
     heap_mb: int = 384
     extra_site: dict[str, str] = field(default_factory=dict)
+    rootdir: str = ""  # hbase.rootdir as a URI; "" = <root>/hbase on the local file system
 
     @property
     def cluster_key(self) -> str:
@@ -124,7 +128,7 @@ def site_values(root: Path, layout: HBaseLayout) -> dict[str, str]:
         "hbase.zookeeper.quorum": layout.zk_quorum,
         "hbase.zookeeper.property.clientPort": str(layout.zk_port),
         "zookeeper.znode.parent": layout.znode_parent,
-        "hbase.rootdir": (root / "hbase").as_uri(),
+        "hbase.rootdir": layout.rootdir or (root / "hbase").as_uri(),
         "hbase.tmp.dir": str(root / "tmp"),
         # protobuf WAL files under WALs/<server>/, one per region server (not the async dual writer's
         # HDFS-only fan-out); the local file system has no hflush/hsync capability to enforce.
@@ -182,8 +186,13 @@ class RealHBase:
 
     @property
     def rootdir(self) -> Path:
-        """hbase.rootdir on the local file system (WALs/, oldWALs/, data/)."""
+        """hbase.rootdir on the local file system (WALs/, oldWALs/, data/), when it is local."""
         return self.root / "hbase"
+
+    @property
+    def rootdir_uri(self) -> str:
+        """hbase.rootdir as HBase's tools take it: ``file:///...`` or ``hdfs://127.0.0.1:<rpc>/...``."""
+        return self.layout().rootdir or self.rootdir.as_uri()
 
     @property
     def run_dir(self) -> Path:
@@ -242,23 +251,27 @@ class RealHBase:
         regionservers: int = 1,
         heap_mb: int = 384,
         extra_site: Mapping[str, str] | None = None,
+        rootdir: str = "",
         timeout: float = 240.0,
     ) -> HBaseLayout:
         """Start the master, ``regionservers`` region servers and Thrift; return once Thrift serves.
 
-        ``cluster`` names the ZooKeeper quorum, its port and the znode parent HBase uses. Raises
+        ``cluster`` names the ZooKeeper quorum, its port and the znode parent HBase uses; ``rootdir``
+        an hbase.rootdir URI elsewhere than ``<root>/hbase`` (``hdfs://127.0.0.1:<rpc port>/hbase``). Raises
         HBaseError if ZooKeeper does not answer, HBase already runs from this folder, or a JVM fails
         to start (every JVM started so far is stopped again).
         """
         key = ClusterKey.parse(cluster) if isinstance(cluster, str) else cluster
         if not 1 <= regionservers <= 9:
             raise HBaseError(f"--regionservers must be 1..9, not {regionservers}")
+        if rootdir and not rootdir.startswith(("hdfs://", "file:/")):
+            raise HBaseError(f"--rootdir must be an hdfs:// or file:/ URI, not {rootdir!r}")
         host, port = key.servers[0]
         if not port_accepts(port, host):
             raise HBaseError(f"ZooKeeper does not answer at {host}:{port} (start it first: hbrep zk start)")
         if self.state_file.exists() and any(p.running() for p in self.processes().values()):
             raise HBaseError(f"a real HBase already runs from {self.root} (hbrep hbase stop --root {self.root})")
-        self._check_parent_is_ours(key)
+        self._check_parent_is_ours(key, rootdir)
         classpath = self.classpath()
         layout = HBaseLayout(
             zk_quorum=",".join(h for h, _ in key.servers),
@@ -269,6 +282,7 @@ class RealHBase:
             thrift_port=free_port(),
             heap_mb=heap_mb,
             extra_site=dict(extra_site or {}),
+            rootdir=rootdir,
         )
         self.root.mkdir(parents=True, exist_ok=True)
         self.conf_dir.mkdir(exist_ok=True)
@@ -289,11 +303,16 @@ class RealHBase:
             raise HBaseError(f"real HBase did not start in {self.root}: {exc}") from None
         return layout
 
-    def _check_parent_is_ours(self, key: ClusterKey) -> None:
+    def _check_parent_is_ours(self, key: ClusterKey, rootdir: str) -> None:
         """HBaseError when the znode parent holds another HBase's state (its meta location and server
-        names would stall this master): a fresh root needs a fresh (or absent) parent."""
-        if (self.rootdir / "hbase.id").exists():
+        names would stall this master): a fresh root needs a fresh (or absent) parent. A root dir
+        elsewhere (HDFS) is this cluster's own when this folder ran it before under the same parent."""
+        if not rootdir and (self.rootdir / "hbase.id").exists():
             return
+        if rootdir and self.state_file.exists():
+            before = self.layout()
+            if before.rootdir == rootdir and before.znode_parent == key.znode_parent:
+                return
         with connected(key) as zk:
             if zk.exists(f"{key.znode_parent}/hbaseid"):
                 raise HBaseError(
@@ -314,6 +333,7 @@ class RealHBase:
             regionservers=len(layout.regionserver_ports),
             heap_mb=layout.heap_mb,
             extra_site=layout.extra_site,
+            rootdir=layout.rootdir,
             timeout=timeout,
         )
 
@@ -387,7 +407,7 @@ class RealHBase:
     # -- clients and tools ----------------------------------------------------------------------
     def happybase_connection(self, **kwargs: Any) -> Any:
         """A happybase Connection to this cluster's Thrift server (buffered transport, binary protocol)."""
-        import happybase
+        import happybase  # only the interop tests talk Thrift
 
         return happybase.Connection(LOOPBACK, self.layout().thrift_port, timeout=60_000, **kwargs)
 
@@ -407,16 +427,7 @@ class RealHBase:
         Returns its stdout (parsed as JSON with ``parse_json``); HBaseError with its stderr tail when
         it exits non-zero.
         """
-        command = [
-            "java",
-            f"-Xmx{heap_mb}m",
-            *self.jvm_options(tool=True),
-            *jvm_options,
-            "-cp",
-            self.classpath(),
-            main_class,
-            *args,
-        ]
+        command = self.tool_command(main_class, args, heap_mb=heap_mb, jvm_options=jvm_options)
         try:
             done = subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -427,6 +438,13 @@ class RealHBase:
         if parse_json:
             return json.loads(done.stdout)
         return done.stdout
+
+    def tool_command(
+        self, main_class: str, args: Sequence[str], *, heap_mb: int = 256, jvm_options: Sequence[str] = ()
+    ) -> list[str]:
+        """The ``java`` command line :meth:`run_tool` runs (for a tool that must run beside the test)."""
+        options = [f"-Xmx{heap_mb}m", *self.jvm_options(tool=True), *jvm_options]
+        return ["java", *options, "-cp", self.classpath(), main_class, *args]
 
     def admin(self, *args: str, stdin: str | None = None) -> Any:
         """Run one AdminTool command (HBase's Admin API) and return its JSON answer."""

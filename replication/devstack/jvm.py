@@ -21,7 +21,7 @@ from pathlib import Path
 
 from replication.errors import HbrepError
 from replication.net import LOOPBACK
-from replication.processes import pid_alive, reap, signal_group
+from replication.processes import pid_alive, read_pid_file, reap, signal_group, write_pid_file
 
 
 class JvmProcessError(HbrepError):
@@ -62,22 +62,25 @@ class JvmProcess:
         return self.state_dir / f"{self.name}.log"
 
     def read_pid(self) -> int | None:
-        """The pid in the pid file, if there is one."""
-        try:
-            return int(self.pid_file.read_text().strip())
-        except (FileNotFoundError, ValueError):
-            return None
+        """The pid in the pid file while that very process runs (start time checked: a dead JVM's pid
+        taken by another process is not ours to signal), else None."""
+        return read_pid_file(self.pid_file)
 
     def running(self) -> bool:
         """True while the recorded process is alive."""
         pid = self.read_pid()
         return pid is not None and pid_alive(pid)
 
-    def spawn(self) -> subprocess.Popen:
-        """Launch the JVM (pid file written) and return at once."""
+    def java(self) -> str:
+        """The ``java`` executable on PATH; JvmProcessError naming this JVM when there is none."""
         java = shutil.which("java")
         if java is None:
             raise JvmProcessError(f"java not found on PATH ({self.name} needs Java 17)")
+        return java
+
+    def spawn(self) -> subprocess.Popen:
+        """Launch the JVM (pid file written) and return at once."""
+        java = self.java()
         if self.running():
             raise JvmProcessError(f"{self.name} already runs from {self.state_dir} (pid {self.read_pid()})")
         self.state_dir.mkdir(parents=True, exist_ok=True)
@@ -92,7 +95,7 @@ class JvmProcess:
                 env={**os.environ, **self.env},
                 start_new_session=True,
             )
-        self.pid_file.write_text(f"{process.pid}\n")
+        write_pid_file(self.pid_file, process.pid)
         return process
 
     def start(self, ready: Callable[[], bool], timeout: float = 120.0) -> int:

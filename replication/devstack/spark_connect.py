@@ -25,9 +25,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from replication.config import Config
 from replication.devstack.jvm import JvmProcess, JvmProcessError, port_accepts
 from replication.errors import HbrepError
+from replication.jobs.connect_port import port_file, read_port
 from replication.net import LOOPBACK, port_in_use
 from replication.processes import pid_alive
 
@@ -45,7 +45,7 @@ class SparkConnectError(HbrepError):
 def spark_home() -> Path:
     """The Spark distribution pyspark installs (its ``jars/`` and ``bin/``), used as SPARK_HOME."""
     try:
-        import pyspark
+        import pyspark  # imported (slow) only to find its jars, when a server starts
     except ImportError:  # pragma: no cover - the package depends on pyspark
         raise SparkConnectError("pyspark is not installed, so Spark's jars cannot be found") from None
     return Path(pyspark.__file__).resolve().parent
@@ -150,7 +150,7 @@ class SparkConnectServer:
 
     @property
     def port_file(self) -> Path:
-        return self.state_dir / f"{NAME}.port"
+        return port_file(self.state_dir)
 
     @property
     def log_file(self) -> Path:
@@ -263,16 +263,3 @@ class SparkConnectServer:
 
     def log_tail(self, lines: int = 20) -> str:
         return self._process().log_tail(lines)
-
-
-def embedded_state_dir(conf: Config) -> Path:
-    """Where ``hbrep spark start`` keeps the embedded server's pid, port and log: ``<hbrep.state.dir>/spark``."""
-    return Path(conf.get_str("hbrep.state.dir")) / "spark"
-
-
-def read_port(state_dir: str | os.PathLike[str]) -> int | None:
-    """The port recorded by the last start in ``state_dir`` (None when there is none)."""
-    try:
-        return int((Path(state_dir) / f"{NAME}.port").read_text().strip())
-    except (FileNotFoundError, ValueError):
-        return None

@@ -9,7 +9,8 @@ Client → server, once per connection (HBase ``RpcConnection.getConnectionHeade
 
 With SIMPLE authentication the server answers nothing when it accepts the header; when it refuses it,
 it sends a ResponseHeader with call id -1 carrying the exception (e.g. UnknownServiceException) and
-closes the connection.
+closes the connection. ``parse_preamble`` is the server side of the first six bytes (hbrep's HBase
+RPC listener, ``server.py``).
 """
 
 from __future__ import annotations
@@ -43,3 +44,22 @@ def connection_start(service_name: str, codec_class: str, user: str) -> bytes:
     """Everything a client writes before its first call: preamble + int32 length + ConnectionHeader."""
     header = connection_header(service_name, codec_class, user).SerializeToString()
     return preamble() + _I32.pack(len(header)) + header
+
+
+class BadPreamble(ValueError):
+    """The first bytes of a connection are not an HBase RPC preamble hbrep accepts (says why)."""
+
+
+def parse_preamble(data: bytes) -> int:
+    """The authentication code of a 6-byte preamble (``ServerRpcConnection.processPreamble``).
+
+    Raises BadPreamble when the magic or the version is wrong, or the authentication is not SIMPLE
+    (hbrep's HBase RPC listener has no SASL: Kerberos or DIGEST clients are refused).
+    """
+    if len(data) != 6 or data[:4] != RPC_MAGIC:
+        raise BadPreamble(f"not an HBase RPC connection (first bytes {data[:6]!r}, want {RPC_MAGIC!r})")
+    if data[4] != RPC_VERSION:
+        raise BadPreamble(f"HBase RPC version {data[4]} is not supported (want {RPC_VERSION})")
+    if data[5] != AUTH_SIMPLE:
+        raise BadPreamble(f"authentication code {data[5]} is not supported (only SIMPLE, {AUTH_SIMPLE})")
+    return data[5]

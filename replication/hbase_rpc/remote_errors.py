@@ -14,6 +14,14 @@ hbrep's rules (``replication/source/endpoint.py``; every SinkError counts agains
 - region moved / not serving / too busy (RegionMovedException, NotServingRegionException,
   RegionTooBusyException), and anything else: ``SinkError`` (retried after the backoff sleep);
 - AccessDeniedException: ``SinkAuthError`` (not retried: the peer refuses this client).
+
+The other direction, ``exception_response``, is what hbrep's HBase RPC listener (``server.py``) sends
+back to a real HBase source for hbrep's own sink errors, in the shapes HBase's endpoint reacts to: a
+missing table as TableNotFoundException, a missing family as NoSuchColumnFamilyException, a stopping
+server as RegionServerStoppedException, anything else as a plain IOException (retried after the
+backoff sleep). The stack trace starts with ``Class: message`` as HBase's
+``StringUtils.stringifyException`` does, so both HBase (``RemoteException.unwrapRemoteException``,
+``isTableNotFoundException`` looks for the class name in the message) and ``remote_error`` read it.
 """
 
 from __future__ import annotations
@@ -23,12 +31,15 @@ from collections.abc import Iterable
 
 from replication.cluster.errors import (
     NoSuchColumnFamilyOnPeer,
+    RegionServerAborted,
     SinkAuthError,
     SinkError,
     SinkUnavailable,
     TableNotFoundOnPeer,
 )
+from replication.errors import HbrepError
 from replication.proto import RPC_pb2
+from replication.tables.errors import UnknownFamily, UnknownTable
 
 TABLE_NOT_FOUND = "org.apache.hadoop.hbase.TableNotFoundException"
 NO_SUCH_FAMILY = "org.apache.hadoop.hbase.regionserver.NoSuchColumnFamilyException"
@@ -44,6 +55,8 @@ SERVER_UNAVAILABLE = frozenset(
         "org.apache.hadoop.hbase.exceptions.ConnectionClosingException",
     }
 )
+REGION_SERVER_STOPPED = "org.apache.hadoop.hbase.regionserver.RegionServerStoppedException"
+IO_EXCEPTION = "java.io.IOException"
 REGION_NOT_HERE = frozenset(
     {
         "org.apache.hadoop.hbase.exceptions.RegionMovedException",
@@ -94,3 +107,28 @@ def remote_error(
         missing = ", ".join(f"{t}:{f}" for t, f in named)
         return NoSuchColumnFamilyOnPeer(f"sink {server}: NoSuchColumnFamilyException ({missing}) in {said}", named)
     return SinkError(line)
+
+
+def exception_class_for(exc: BaseException) -> str:
+    """HBase's exception class for an error of hbrep's sink (see the module docstring)."""
+    if isinstance(exc, UnknownTable):
+        return TABLE_NOT_FOUND
+    if isinstance(exc, UnknownFamily):
+        return NO_SUCH_FAMILY
+    if isinstance(exc, RegionServerAborted):
+        return REGION_SERVER_STOPPED
+    return IO_EXCEPTION
+
+
+def exception_response(exc: BaseException, host: str, port: int) -> RPC_pb2.ExceptionResponse:
+    """The ExceptionResponse hbrep's HBase RPC listener sends for ``exc`` (raised by the sink on
+    ``host:port``): HBase's class name, ``Class: message`` as the trace, the server's address."""
+    name = exception_class_for(exc)
+    message = str(exc) if isinstance(exc, HbrepError) and str(exc) else f"{type(exc).__name__}: {exc}"
+    return RPC_pb2.ExceptionResponse(
+        exception_class_name=name,
+        stack_trace=f"{name}: {message}\n\tat hbrep region server {host}:{port}\n",
+        hostname=host,
+        port=port,
+        do_not_retry=False,
+    )

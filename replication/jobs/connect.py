@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from replication.config import Config
-from replication.devstack.spark_connect import embedded_state_dir, read_port
 from replication.errors import ConfigError, HbrepError
+from replication.jobs.connect_port import embedded_state_dir, read_port
 from replication.jobs.ship_frame import run_ship_frame_job
 from replication.jobs.submit import build_pyfiles
 from replication.net import LOOPBACK
@@ -107,7 +107,7 @@ def connect_session(url: str, conf: Config, work_dir: str | os.PathLike[str]) ->
 
     The channel is closed at the end; the server-side session stays for the next client.
     """
-    from pyspark.errors import PySparkException
+    from pyspark.errors import PySparkException  # pyspark's Connect client loads only when a job runs
     from pyspark.sql.connect.client.retries import DefaultPolicy
     from pyspark.sql.connect.session import SparkSession
 

@@ -12,16 +12,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 import time
+from dataclasses import asdict
+
+from replication.source.manifest import Manifest, QueueResult, ShipResult, WalProgress, read_text, write_text
 
 
 def _ship_one(manifest_json: str, index: int) -> str:
     """Executor side: ship queue ``index`` of the manifest and return its QueueResult as JSON."""
-    import logging
-    from dataclasses import asdict
-
-    from replication.source.manifest import Manifest
+    # executor side only: the driver never ships, so it does not load the sink RPC client and kazoo
     from replication.source.replication_source import ship_queue
 
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -31,8 +32,6 @@ def _ship_one(manifest_json: str, index: int) -> str:
 
 def run_ship_job(spark, manifest):
     """Ship every queue of ``manifest`` on ``spark``; returns the ShipResult (one QueueResult per queue)."""
-    from replication.source.manifest import QueueResult, ShipResult, WalProgress
-
     started = int(time.time() * 1000)
     count = len(manifest.queues)
     if count == 0:
@@ -56,9 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--result", required=True)
     args = parser.parse_args(argv)
 
-    from pyspark.sql import SparkSession
-
-    from replication.source.manifest import Manifest, read_text, write_text
+    from pyspark.sql import SparkSession  # only the job's driver starts Spark
 
     manifest = Manifest.from_json(read_text(args.manifest))
     spark = SparkSession.builder.appName(f"hbrep-ship-{manifest.cycle_id}").getOrCreate()

@@ -12,6 +12,7 @@ peers' settings); nothing depends on the driver's files.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterator
 from dataclasses import asdict
@@ -34,7 +35,7 @@ class ShipJobIncomplete(HbrepError):
 
 
 def _arrow_schema():
-    import pyarrow as pa
+    import pyarrow as pa  # executor side only (see ship_partition)
 
     wal = pa.struct(
         [
@@ -89,9 +90,7 @@ def queue_result(row: dict[str, Any]) -> QueueResult:
 
 def ship_partition(manifest_json: str, batches: Iterator[Any]) -> Iterator[Any]:
     """Executor side: ship the queues whose indexes arrive in ``batches``; one result row each."""
-    import logging
-
-    import pyarrow as pa
+    import pyarrow as pa  # executor side only, with the ship path below (sink RPC client, kazoo)
 
     from replication.source.replication_source import ship_queue
 

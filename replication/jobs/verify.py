@@ -20,6 +20,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+from replication.jobs.submit import spark_submit
+from replication.verify import VerifyOptions, VerifyResult, verify_tables
+
 SCRIPT = Path(__file__).resolve()
 
 
@@ -33,9 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--result", help="write the VerifyResult here as JSON")
     args = parser.parse_args(argv)
 
-    from pyspark.sql import SparkSession
-
-    from replication.verify import VerifyOptions, verify_tables
+    from pyspark.sql import SparkSession  # only the job's driver starts Spark
 
     options = VerifyOptions.from_dict(json.loads(args.options))
     spark = SparkSession.builder.appName(f"hbrep-verify-{args.table}").getOrCreate()
@@ -64,8 +65,6 @@ def submit_verify(
     timeout_s: float | None = None,
 ):
     """Run this job through spark-submit and return its VerifyResult (SparkJobFailed if it fails)."""
-    from replication.jobs.submit import spark_submit
-    from replication.verify import VerifyResult
 
     with tempfile.TemporaryDirectory(prefix="hbrep-verify-", dir=work_dir) as tmp:
         result_path = os.path.join(tmp, "result.json")

@@ -21,9 +21,11 @@ import zlib
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
+from replication.cluster import errors
+from replication.cluster.sink_client import SinkClient
 from replication.config import Config
 from replication.errors import HbrepError
-from replication.source.filters import ShipEntry
+from replication.source.filters import ShipEntry, table_name_str
 from replication.source.sink_manager import NoSinksAvailable, ReplicationSinkManager
 from replication.tls import rpc_client_tls
 
@@ -32,12 +34,6 @@ LOG = logging.getLogger(__name__)
 
 class ShipFailed(HbrepError):
     """A batch could not be shipped within the retry budget (the message says why)."""
-
-
-def _sink_errors():
-    from replication.cluster import errors
-
-    return errors
 
 
 def split_by_region(entries: Sequence[ShipEntry], n: int) -> list[list[ShipEntry]]:
@@ -78,8 +74,6 @@ class ReplicationEndpoint:
         self.drop_on_deleted_family = conf.get_bool("hbase.replication.drop.on.deleted.columnfamily")
         self._table_gone_on_source = drop_entries_of_missing_table
         if client_factory is None:
-            from replication.cluster.sink_client import SinkClient
-
             tls = rpc_client_tls(conf)  # hbrep.rpc.tls.*: the peer's sinks are reached over TLS
 
             def client_factory(sink: str, token: str, timeout_s: float) -> SinkClient:
@@ -111,7 +105,7 @@ class ReplicationEndpoint:
             sink = self.sinks.get_sink()
         try:
             self._client(sink).replicate([(e.key, e.cell_count, e.cell_bytes) for e in entries], self.local_cluster_id)
-        except _sink_errors().SinkError:
+        except errors.SinkError:
             with self._lock:
                 self.sinks.report_bad_sink(sink)
             raise
@@ -120,7 +114,6 @@ class ReplicationEndpoint:
 
     def replicate(self, entries: Sequence[ShipEntry]) -> None:
         """Ship every entry or raise ShipFailed; entries of a region stay in order."""
-        errors = _sink_errors()
         if not self.sinks.sinks:
             with self._lock:
                 self.sinks.choose_sinks()
@@ -177,9 +170,6 @@ class ReplicationEndpoint:
 
     def _maybe_drop(self, chunk: list[ShipEntry], exc: Exception) -> list[ShipEntry]:
         """Apply hbase.replication.drop.on.deleted.table/.columnfamily: drop edits of tables gone here too."""
-        from replication.source.filters import table_name_str
-
-        errors = _sink_errors()
         if isinstance(exc, errors.TableNotFoundOnPeer) and self.drop_on_deleted_table:
             missing = set(exc.tables)
         elif isinstance(exc, errors.NoSuchColumnFamilyOnPeer) and self.drop_on_deleted_family:

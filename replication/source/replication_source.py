@@ -8,12 +8,14 @@ end positions. Positions move only for batches the peer acknowledged.
 
 from __future__ import annotations
 
+import base64
 import logging
 import time
 import uuid
 from collections.abc import Callable
 from contextlib import suppress
 
+from replication.cluster.info import cluster_token
 from replication.config import Config
 from replication.errors import HbrepError
 from replication.fs import get_filesystem
@@ -27,8 +29,13 @@ from replication.source.shipper import ReplicationSourceShipper
 from replication.source.sink_manager import ReplicationSinkManager
 from replication.source.throttler import ReplicationThrottler, source_bandwidth
 from replication.source.wal_reader import ReplicationSourceWALReader, WALMissing, ZeroLengthWAL
+from replication.tables.descriptors import TableRegistry
 from replication.tls import zk_client_tls
 from replication.wal.errors import WALError
+from replication.zk.client import connected
+from replication.zk.cluster_key import ClusterKey
+from replication.zk.layout import ZNodePaths
+from replication.zk.peer_storage import ReplicationPeerConfig
 from replication.zk.queue_info import live_server_names
 
 LOG = logging.getLogger(__name__)
@@ -46,9 +53,6 @@ def manifest_conf(manifest: Manifest) -> Config:
 
 def peer_config_of(peer: PeerTask):
     """The peer's ReplicationPeerConfig rebuilt from its manifest form."""
-    import base64
-
-    from replication.zk.peer_storage import ReplicationPeerConfig
 
     return ReplicationPeerConfig.from_bytes(base64.b64decode(peer.config["peer_bytes"]), f"peer {peer.peer_id}")
 
@@ -60,9 +64,6 @@ def peer_servers_fetcher(peer: PeerTask, conf: Config) -> Callable[[], list[str]
     def fetch() -> list[str]:
         if first:
             return first.pop()
-        from replication.zk.client import connected
-        from replication.zk.cluster_key import ClusterKey
-        from replication.zk.layout import ZNodePaths
 
         key = ClusterKey.parse(peer.cluster_key)
         try:
@@ -89,7 +90,6 @@ def peer_token(peer: PeerTask, conf: Config) -> str:
     token = peer_secrets(peer).get("hbrep.cluster.token") or conf.get_str("hbrep.cluster.token", "")
     if token or not peer.peer_root:
         return token
-    from replication.cluster.info import cluster_token
 
     fs, root = get_filesystem(peer.peer_root)
     return cluster_token(fs, root)
@@ -179,8 +179,6 @@ def ship_queue(
 def _table_gone_on_source(fs, root) -> Callable[[str], bool]:
     def gone(table: str) -> bool:
         try:
-            from replication.tables.descriptors import TableRegistry
-
             return not TableRegistry(fs, root).exists(table)
         except Exception:
             return False

@@ -17,6 +17,7 @@ import uuid
 
 from kazoo.client import KazooClient
 
+from replication.cluster.info import read_cluster_info
 from replication.cluster.source_cluster import SourceCluster
 from replication.config import Config
 from replication.errors import HbrepError
@@ -27,6 +28,8 @@ from replication.source.peer_protocol import HBREP, UnknownPeerProtocol, configu
 from replication.source.wal_locator import WalLocator
 from replication.tls import zk_client_tls
 from replication.wal.names import wal_group_id, wal_start_timestamp
+from replication.zk.client import connected
+from replication.zk.cluster_id import read_cluster_id
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import ReplicationPeerStorage
@@ -47,9 +50,6 @@ def read_peer(
     them to the executors; a secret that cannot be resolved is ``config["secret_error"]`` (one line,
     without the secret) and the peer's queues fail with it.
     """
-    from replication.cluster.info import read_cluster_info
-    from replication.zk.client import connected
-    from replication.zk.cluster_id import read_cluster_id
 
     config = storage.get_peer_config(peer_id)
     enabled = storage.is_peer_enabled(peer_id)
@@ -115,7 +115,7 @@ def queue_has_work(fs: FileSystem, queue: QueueTask) -> bool:
         if newest.path is None:
             continue
         try:
-            if fs.status(newest.path).length > newest.position:
+            if fs.readable_length(newest.path) > newest.position:
                 return True
         except Exception:
             return True

@@ -112,7 +112,7 @@ class ReplicationSourceWALReader:
                 yield from self._read_wal(wal, path, writing)
 
     def _read_wal(self, wal: WalTask, path: str, writing: bool) -> Iterator[WALEntryBatch]:
-        length = self.fs.status(path).length
+        length = self.fs.readable_length(path)  # a WAL being written on HDFS: up to its hflushed bytes
         if length == 0 and not writing:
             if not self.eof_autorecovery:
                 raise ZeroLengthWAL(

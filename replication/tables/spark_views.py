@@ -5,6 +5,8 @@ UDF runs per cell. ``scan_cells_df`` is the pure transformation, so callers hold
 cells (tests, jobs) can reuse it; ``scan`` adds reading the files and checking the table and families
 against the descriptor. Output is ordered like an HBase scan: row, family, qualifier ascending
 (unsigned bytes, as Spark compares binary), timestamp and type descending.
+
+pyspark is imported inside the functions: importing this module does not load Spark.
 """
 
 from __future__ import annotations

@@ -31,8 +31,9 @@ from google.protobuf.message import DecodeError
 from replication.fs import FileSystem, FileSystemError, LocalFileSystem
 from replication.proto import WAL_pb2
 from replication.wal.cell_codec import KEY_INFRASTRUCTURE_SIZE, CellCodecError, decode_cells, encode_cells
+from replication.wal.compression import CompressionContext, ShortInput, decode_compressed_cells, uncompress_key
 from replication.wal.errors import CompressedWALNotSupported, CorruptWALError, WALError, WALNotFound
-from replication.wal.key_codec import KeyDecoder
+from replication.wal.key_codec import KeyDecoder, decode_key
 from replication.wal.legacy import read_sequence_file_header, scan_sequence_file
 from replication.wal.model import Entry, RawEntry, WALKey
 from replication.wal.varint import decode_varint
@@ -87,7 +88,8 @@ class WALReader:
         if start < 0:
             raise CorruptWALError(f"{path}: negative start position {start}")
         try:
-            self.file_length = self.fs.status(path).length
+            # not status().length: on HDFS a WAL still being written is readable past it (hflushed bytes)
+            self.file_length = self.fs.readable_length(path)
         except FileSystemError:
             raise WALNotFound(f"WAL not found: {path}") from None
         self.start = start
@@ -201,6 +203,11 @@ class WALReader:
             )
         else:
             self.position = self.start
+
+    @property
+    def entries_end(self) -> int:
+        """Where the entries end now: the trailer's start in a closed WAL, else the file's length."""
+        return self._stop
 
     # --- reading -------------------------------------------------------------------------------
 
@@ -343,13 +350,6 @@ class WALReader:
         """Entries of a dictionary-compressed WAL (spec §1.5): decoded from the first entry, since the
         dictionaries are built as the file is read; entries before the start position are skipped.
         Cells are handed out re-encoded in the plain KeyValue framing, so the ship path can forward them."""
-        from replication.wal.compression import (
-            CompressionContext,
-            ShortInput,
-            decode_compressed_cells,
-            uncompress_key,
-        )
-        from replication.wal.key_codec import decode_key
 
         assert self.header is not None
         stop = self._stop

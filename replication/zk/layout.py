@@ -15,7 +15,11 @@ CLUSTER_INFO = "hbrep-cluster"  # under the parent: the cluster's name, root and
 LEASES = "hbrep-leases"  # under replication: one ship lease per peer (source/lease.py)
 DEAD_SERVERS = "hbrep-dead"  # under replication: when each dead server was first seen (failover.py)
 JOURNAL = "hbrep-journal"  # under replication: the queue change journal (zk/journal.py)
+CONSISTENCY_TOKENS = "hbrep-consistency"  # under replication: one record per consistency token (consistency.py)
 JOURNAL_ENTRY_PREFIX = "q-"  # a journal entry's name before the 10-digit sequence
+# under the parent: a znode parent for HBase's own clients (cluster/hbase_registry.py), holding a copy of
+# hbaseid and rs/<host,hbaseRpcPort,startcode> for each region server's HBase RPC listener
+HBASE_RPC = "hbrep-hbase-rpc"
 
 
 def _join(parent: str, child: str) -> str:
@@ -39,7 +43,8 @@ def cluster_info_path(parent: str) -> str:
 
 class ZNodePaths:
     """Absolute znode paths: ``parent``, ``hbaseid``, ``rs``, ``replication``, ``peers``, ``queues``, and
-    hbrep's own ``cluster_info``, ``leases``, ``dead_servers`` and ``journal``."""
+    hbrep's own ``cluster_info``, ``leases``, ``dead_servers``, ``journal``, ``consistency_tokens`` and
+    ``hbase_rpc`` (with its ``hbase_rpc_hbaseid`` and ``hbase_rpc_rs``)."""
 
     def __init__(self, conf: Config | None = None, parent: str | None = None):
         conf = conf if conf is not None else Config.load(env={})
@@ -55,10 +60,18 @@ class ZNodePaths:
         self.leases = _join(self.replication, LEASES)
         self.dead_servers = _join(self.replication, DEAD_SERVERS)
         self.journal = _join(self.replication, JOURNAL)
+        self.consistency_tokens = _join(self.replication, CONSISTENCY_TOKENS)
+        self.hbase_rpc = _join(self.parent, HBASE_RPC)
+        self.hbase_rpc_hbaseid = _join(self.hbase_rpc, conf.get_str("zookeeper.znode.clusterId"))
+        self.hbase_rpc_rs = _join(self.hbase_rpc, conf.get_str("zookeeper.znode.rs"))
 
     def live_server(self, server: str) -> str:
         """``<parent>/rs/<server>``: the ephemeral znode of a live region server."""
         return _join(self.rs, server)
+
+    def hbase_rpc_server(self, server: str) -> str:
+        """``<parent>/hbrep-hbase-rpc/rs/<host,hbaseRpcPort,startcode>``: one HBase RPC listener, for HBase."""
+        return _join(self.hbase_rpc_rs, server)
 
     def peer(self, peer_id: str) -> str:
         """``<parent>/replication/peers/<id>``."""
@@ -107,6 +120,10 @@ class ZNodePaths:
     def journal_entry_prefix(self) -> str:
         """``<parent>/replication/hbrep-journal/q-``: where a sequential journal entry is created."""
         return _join(self.journal, JOURNAL_ENTRY_PREFIX)
+
+    def consistency_token(self, token: str) -> str:
+        """``<parent>/replication/hbrep-consistency/<token>``: the record of one consistency token."""
+        return _join(self.consistency_tokens, token)
 
     def __repr__(self) -> str:
         return f"ZNodePaths(parent={self.parent!r})"

@@ -17,6 +17,7 @@ from kazoo.exceptions import NodeExistsError, NoNodeError
 from replication.errors import HbrepError
 from replication.proto import HBase_pb2, Replication_pb2
 from replication.secrets import refuse_plain_secrets
+from replication.tables.names import TableName, validate_family_name
 from replication.zk import codec
 from replication.zk.acl import acl_for, zk_access
 from replication.zk.cluster_id import ClusterIdNotFound, read_cluster_id
@@ -98,8 +99,6 @@ def parse_table_cfs(spec: str) -> dict[str, list[str]]:
 
 def _check_names(part: str, table: str, families: list[str]) -> None:
     """HBase refuses illegal table and family names in a peer's table-cfs (TableName.valueOf)."""
-    from replication.tables.names import TableName, validate_family_name
-
     try:
         TableName.parse(table)
         for family in families:
@@ -110,8 +109,6 @@ def _check_names(part: str, table: str, families: list[str]) -> None:
 
 def parse_namespaces(spec: str) -> set[str]:
     """Parse ``ns1,ns2`` (a peer's NAMESPACES); HbrepError naming a name HBase would refuse."""
-    import re
-
     names = {n.strip() for n in spec.split(",") if n.strip()}
     for name in sorted(names):
         if not re.fullmatch(r"[A-Za-z0-9_]+", name):

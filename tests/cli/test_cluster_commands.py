@@ -9,9 +9,9 @@ import sys
 import pytest
 
 from replication.fs import LocalFileSystem
+from replication.processes import pid_alive
 from replication.tables.semantics import scan_cells
 from replication.tables.table_files import read_cells
-from replication.zk.server import pid_alive
 
 pytestmark = pytest.mark.slow
 

@@ -4,7 +4,8 @@ import json
 import subprocess
 import sys
 
-from replication.zk.server import free_port, pid_alive
+from replication.net import free_port
+from replication.processes import pid_alive
 
 
 def hbrep(*args: str) -> subprocess.CompletedProcess[str]:

@@ -8,13 +8,13 @@ import pytest
 from kazoo.client import KazooClient
 
 from replication.cluster.info import read_cluster_info
+from replication.processes import pid_alive
 from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
 from replication.tables.errors import UnknownFamily, UnknownTable
 from replication.wal.model import CellType
 from replication.wal.names import ServerName, wal_dir
 from replication.zk.cluster_id import read_cluster_id
 from replication.zk.layout import ZNodePaths
-from replication.zk.server import pid_alive
 from tests.cluster.helpers import wal_entries
 
 pytestmark = pytest.mark.slow

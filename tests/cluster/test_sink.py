@@ -10,12 +10,12 @@ from replication.cluster.errors import NoSuchColumnFamilyOnPeer, SinkAuthError, 
 from replication.cluster.info import cluster_token
 from replication.cluster.sink_client import SinkClient
 from replication.fs import LocalFileSystem
+from replication.net import free_port
 from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
 from replication.tables.semantics import scan_cells
 from replication.tables.table_files import read_cells
 from replication.wal.cell_codec import encode_cells
 from replication.wal.model import Cell, CellType, WALKey
-from replication.zk.server import free_port
 from tests.cluster.helpers import wal_entries
 
 pytestmark = pytest.mark.slow
@@ -111,7 +111,14 @@ def test_region_server_binds_and_advertises_from_config(zk_server, tmp_path):
         assert host == "localhost"  # lower-cased, as ServerName does
         pid = server_pids(cluster.root)[server]
         listening = {c.laddr for c in psutil.Process(pid).net_connections(kind="tcp") if c.status == "LISTEN"}
+        # the gRPC port and the HBase RPC listener's (advertised for HBase under the same host name)
+        (hbase_name,) = cluster.zk.get_children(cluster.paths.hbase_rpc_rs)
+        hbase_host, hbase_port, _ = hbase_name.split(",")
+        assert hbase_host == "localhost"
         # gRPC may bind an IPv4-mapped IPv6 socket; either way only 127.0.0.1 is listened on
-        assert {(addr.ip.removeprefix("::ffff:"), addr.port) for addr in listening} == {("127.0.0.1", int(port))}
+        assert {(addr.ip.removeprefix("::ffff:"), addr.port) for addr in listening} == {
+            ("127.0.0.1", int(port)),
+            ("127.0.0.1", int(hbase_port)),
+        }
         with cluster.client() as client:
             assert client.live_servers() == [server]

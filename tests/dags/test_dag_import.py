@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-DAG_IDS = {"hbrep_ship", "hbrep_failover", "hbrep_log_cleaner", "hbrep_verify"}
+DAG_IDS = {"hbrep_ship", "hbrep_failover", "hbrep_log_cleaner", "hbrep_verify", "hbrep_wait_for_peer"}
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +46,7 @@ def test_dag_files_do_not_import_the_library_at_parse_time():
     code = (
         "import sys, runpy\n"
         f"sys.path.insert(0, {str(airflow_env.PLUGINS)!r})\n"
-        f"for f in ['hbrep_ship', 'hbrep_failover', 'hbrep_log_cleaner', 'hbrep_verify']:\n"
+        f"for f in ['hbrep_ship', 'hbrep_failover', 'hbrep_log_cleaner', 'hbrep_verify', 'hbrep_wait_for_peer']:\n"
         f"    runpy.run_path({str(airflow_env.DAGS)!r} + '/' + f + '.py')\n"
         "heavy = ('replication.', 'kazoo', 'pyspark')\n"
         "print(sorted(m for m in sys.modules if m == 'replication' or m.startswith(heavy)))\n"

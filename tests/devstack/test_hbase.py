@@ -25,6 +25,19 @@ def test_site_is_pseudo_distributed_on_loopback_with_protobuf_wals(tmp_path: Pat
     assert site["hbase.replication"] == "true"
 
 
+def test_a_root_dir_on_hdfs_goes_into_the_site_and_a_bad_one_is_refused_before_anything_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    layout = HBaseLayout("127.0.0.1", 2181, "/hbase-real", 1, [2], 4, rootdir="hdfs://127.0.0.1:9000/hbase")
+    assert site_values(tmp_path, layout)["hbase.rootdir"] == "hdfs://127.0.0.1:9000/hbase"
+    args = ["--cluster", "127.0.0.1:1:/x", "hbase", "start", "--root", str(tmp_path / "h"), "--rootdir", "hbase"]
+    assert main(args) == 1
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "hbrep: error: --rootdir must be an hdfs:// or file:/ URI, not 'hbase'"
+    ]
+    assert not (tmp_path / "h").exists()
+
+
 def test_start_without_zookeeper_is_one_clear_error_and_leaves_nothing(tmp_path: Path):
     port = free_port()
     with pytest.raises(HBaseError, match=rf"ZooKeeper does not answer at 127.0.0.1:{port}"):

@@ -9,7 +9,7 @@ from replication.net import free_port
 
 
 def _zookeeper(tmp_path, port: int, heap_mb: int = 128) -> JvmProcess:
-    from replication.zk.server import zookeeper_classpath
+    from replication.devstack.zookeeper import zookeeper_classpath
 
     cfg = tmp_path / "zoo.cfg"
     cfg.write_text(

@@ -13,10 +13,15 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
+from google.protobuf.message import DecodeError
+
 from replication.cluster.info import ClusterInfo
 from replication.cluster.sink import decode_request
 from replication.config import Config, read_site_xml, write_site_xml
 from replication.errors import HbrepError
+from replication.hbase_rpc.framing import FrameError
+from replication.hbase_rpc.framing import decode_request as decode_rpc_request
+from replication.hbase_rpc.framing import encode_request as encode_rpc_request
 from replication.proto import Admin_pb2
 from replication.wal.cell_codec import encode_cells
 from replication.wal.key_codec import key_to_pb
@@ -59,6 +64,23 @@ def sink_request(data: bytes) -> int:
     return len(decode_request(request, spans))
 
 
+def hbase_rpc_request(data: bytes) -> int:
+    """A request frame on hbrep's HBase RPC listener (after its int32 length), decoded as the listener does
+    before the sink: a frame it cannot split or a message that is not a request closes the connection
+    or answers an IOException (-1 here); the rest goes through the sink's decoding."""
+    try:
+        frame = decode_rpc_request(data)
+    except FrameError:
+        return -1
+    request = Admin_pb2.ReplicateWALEntryRequest()
+    try:
+        request.ParseFromString(frame.message)
+    except DecodeError:
+        return -1
+    request.cell_block = frame.cell_block
+    return len(decode_request(request, []))
+
+
 def znode_value(data: bytes) -> int:
     """Every znode value hbrep reads: positions, peer state, locks, cluster id, peers, cluster info, journal."""
     parsed = 0
@@ -90,6 +112,7 @@ def site_xml(data: bytes) -> int:
 TARGETS: dict[str, Callable[[bytes], int]] = {
     "wal_file": wal_file,
     "sink_request": sink_request,
+    "hbase_rpc_request": hbase_rpc_request,
     "znode_value": znode_value,
     "site_xml": site_xml,
 }
@@ -135,6 +158,12 @@ def seeds(target: str) -> list[bytes]:
             blocks.append(encode_cells(entry.cells))
         request.cell_block = b"".join(blocks)
         return [request.SerializeToString(), Admin_pb2.ReplicateWALEntryRequest().SerializeToString()]
+    if target == "hbase_rpc_request":  # what HBase's client sends: the same request, cells in the cell block
+        (whole,) = [r for r in seeds("sink_request") if r]
+        request = Admin_pb2.ReplicateWALEntryRequest.FromString(whole)
+        block = request.cell_block
+        request.ClearField("cell_block")
+        return [encode_rpc_request(0, "ReplicateWALEntry", request, block, 60000)[4:]]
     if target == "znode_value":
         peer = ReplicationPeerConfig("zk1,zk2:2181:/hbase", replicate_all=False, table_cfs={"t1": ["f"]},
                                      namespaces={"ns"}, configuration={"k": "v"}).to_bytes()  # fmt: skip

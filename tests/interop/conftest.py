@@ -46,7 +46,30 @@ def real_hbase(zk_server, tmp_path_factory, request) -> Iterator[object]:
         cluster.stop()
 
 
+@pytest.fixture(scope="module")
+def real_hbase_on_hdfs(zk_server, hdfs_cluster, tmp_path_factory, request) -> Iterator[object]:
+    """A second real HBase (master, 1 region server, Thrift) whose hbase.rootdir is on the session's
+    real HDFS, so its region server writes WALs through HDFS's own client (hflush into files the
+    NameNode holds open); stopped at the end of the module that uses it."""
+    from replication.devstack.hbase import RealHBase
+
+    cluster = RealHBase(tmp_path_factory.mktemp("hbase-on-hdfs"))
+    tag = uuid.uuid4().hex[:8]
+    started = time.monotonic()
+    cluster.start(
+        f"127.0.0.1:{zk_server.port}:/hbase-hdfs-{tag}", regionservers=1, rootdir=f"{hdfs_cluster.uri}/hbase-{tag}"
+    )
+    _say(request.config, f"hbrep: real HBase on HDFS started in {time.monotonic() - started:.1f}s")
+    request.config.stash[REAL_HBASE_ON_HDFS_KEY] = cluster
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+        request.config.stash[REAL_HBASE_ON_HDFS_KEY] = None
+
+
 REAL_HBASE_KEY = pytest.StashKey[object]()
+REAL_HBASE_ON_HDFS_KEY = pytest.StashKey[object]()
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -54,10 +77,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
     """On a failure, add where the real HBase's logs are (and their last lines) to the report."""
     outcome = yield
     report = outcome.get_result()
-    cluster = item.config.stash.get(REAL_HBASE_KEY, None)
-    if report.failed and cluster is not None:
+    clusters = [item.config.stash.get(key, None) for key in (REAL_HBASE_KEY, REAL_HBASE_ON_HDFS_KEY)]
+    if report.failed and any(clusters):
         lines = []
-        for log in cluster.log_files():
+        for log in [log for cluster in clusters if cluster is not None for log in cluster.log_files()]:
             tail = "\n".join(log.read_text(errors="replace").splitlines()[-8:])
             lines.append(f"--- {log} (last lines)\n{tail}")
         report.sections.append(("real HBase logs", "\n".join(lines)))

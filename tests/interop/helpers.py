@@ -17,20 +17,76 @@ PRETTY_PRINTER = "org.apache.hadoop.hbase.wal.WALPrettyPrinter"
 HBREP = [sys.executable, "-m", "replication.cli"]
 
 
-def hbrep_dump(wal: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """``hbrep wal dump --json WAL``: its entries and its summary line."""
-    done = subprocess.run([*HBREP, "wal", "dump", "--json", str(wal)], capture_output=True, text=True, check=False)
+# key fields HBase's WALStreamReader (AdminTool wal) and hbrep's dump both print, per entry, and cell fields
+KEY_FIELDS = ("table", "region", "sequence", "orig_sequence", "write_time", "nonce_group", "nonce", "cluster_ids",
+              "scopes", "extended_attributes", "start", "end")  # fmt: skip
+CELL_FIELDS = ("row", "family", "qualifier", "timestamp", "type", "value", "tags")
+
+
+def hbrep_dump(wal: Path | str, start: int = 0) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """``hbrep wal dump --json [--start N] WAL`` (a path or a webhdfs:// URI): its entries and its summary line."""
+    command = [*HBREP, "wal", "dump", "--json", "--start", str(start), str(wal)]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     *entries, summary = [json.loads(line) for line in done.stdout.splitlines()]
     return entries, summary
 
 
-def hbase_read(hbase, wals: list[Path]) -> dict[Path, dict[str, Any]]:
-    """HBase's own WALStreamReader over each WAL (up to its last whole entry), in one JVM."""
-    return {Path(read["file"]): read for read in hbase.admin("wal", *map(str, wals))}
+def hbase_read(hbase, wals: list[Path] | list[str]) -> dict[str, dict[str, Any]]:
+    """HBase's own WALStreamReader over each WAL (up to its last whole entry), in one JVM, by str(wal)."""
+    return {read["file"]: read for read in hbase.admin("wal", *map(str, wals))}
 
 
-def pretty_print(hbase, wal: Path) -> tuple[list[dict[str, Any]], bool]:
+def assert_same_as_hbase(entries: list[dict], summary: dict, hbase: dict[str, Any], wal: object) -> None:
+    """hbrep's dump of WAL has every key field and every cell HBase's WALStreamReader read, and stops
+    at the same position."""
+    assert [{k: e[k] for k in KEY_FIELDS} for e in entries] == [
+        {k: e[k] for k in KEY_FIELDS} for e in hbase["items"]
+    ], wal
+    assert [[{k: c[k] for k in CELL_FIELDS} for c in e["cells"]] for e in entries] == [
+        [{k: c[k] for k in CELL_FIELDS} for c in e["cells"]] for e in hbase["items"]
+    ], wal
+    assert summary["entries"] == hbase["entries"] and summary["position"] == hbase["position"], wal
+
+
+def assert_same_as_pretty_printer(entries: list[dict], printed: list[dict], wal: object) -> None:
+    """Entries, cells (with values) and positions equal WALPrettyPrinter's JSON of the same WAL."""
+    assert [(p["table"]["nameAsString"], p["region"], int(p["sequence"])) for p in printed] == [
+        (e["table"], e["region"], e["sequence"]) for e in entries
+    ], wal
+    assert [cells_of_pretty(p) for p in printed] == [cells_of_hbrep(e) for e in entries], wal
+    assert [p["position"] for p in printed] == [e["end"] for e in entries], wal
+
+
+def wal_workload(row_prefix: str) -> list[dict]:
+    """AdminTool ``mutate`` lines: puts across families a (scope 1), b (scope 0), c (scope 1), three
+    versions, a binary value, a put with a TTL (HBase writes it as a tag), and each kind of delete."""
+    r = [f"{row_prefix}-{i}" for i in range(4)]
+    return [
+        {"op": "put", "row": r[0], "family": "a", "qualifier": "q", "ts": 1000, "value": "v1"},
+        {"op": "put", "row": r[0], "family": "a", "qualifier": "q", "ts": 2000, "value": "v2"},
+        {"op": "put", "row": r[0], "family": "a", "qualifier": "q", "ts": 3000, "value": "v3"},
+        {"op": "multi_put", "row": r[1], "cells": [
+            {"family": "a", "qualifier": "x", "value": "ax"},
+            {"family": "b", "qualifier": "y", "value": "by"},
+            {"family": "c", "qualifier": "z", "value_b64": "AAEC/w=="},
+        ]},
+        {"op": "put", "row": r[2], "family": "c", "qualifier": "ttl", "value": "expires", "ttl": 86_400_000},
+        {"op": "put", "row": r[3], "family": "b", "qualifier": "q", "ts": 10, "value": "b10"},
+        {"op": "delete_version", "row": r[0], "family": "a", "qualifier": "q", "ts": 1000},
+        {"op": "delete_columns", "row": r[0], "family": "a", "qualifier": "q", "ts": 2500},
+        {"op": "delete_family_version", "row": r[1], "family": "a", "ts": 42},
+        {"op": "delete_family", "row": r[1], "family": "b"},
+        {"op": "delete_row", "row": r[3]},
+    ]  # fmt: skip
+
+
+def mutate(hbase, table: str, lines: list[dict]) -> None:
+    """Apply AdminTool ``mutate`` lines to TABLE of the real HBase."""
+    assert hbase.admin("mutate", table, stdin="\n".join(json.dumps(line) for line in lines)) == {"applied": len(lines)}
+
+
+def pretty_print(hbase, wal: Path | str) -> tuple[list[dict[str, Any]], bool]:
     """WALPrettyPrinter ``-j -p`` on WAL: the entries it printed, each with the ``position`` it printed
     after it, and whether it ran to the end (it stops with an EOFException inside a WAL still being
     written, after printing every whole entry before that point)."""

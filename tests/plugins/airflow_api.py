@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from replication.airflow_stack import airflow_environment
+from replication.devstack.airflow_stack import airflow_environment
 from replication.net import free_port
 
 PASSWORDS = {"admin": "admin-secret-1", "viewer": "viewer-secret-2", "nobody": "nobody-secret-3"}

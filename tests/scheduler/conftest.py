@@ -1,6 +1,6 @@
 """The DAGs under Airflow's real scheduler: ``airflow standalone`` (scheduler, DAG processor, triggerer, API
 server) as ``make up`` starts it, on a free port with its own AIRFLOW_HOME, its own ZooKeeper and its own
-clusters, driven only through the REST API (``replication.airflow_api``) and, once, the browser.
+clusters, driven only through the REST API (``replication.devstack.airflow_api``) and, once, the browser.
 
 One stack per test module (starting one costs about a minute); every wait is bounded.
 """
@@ -16,9 +16,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from replication.airflow_api import AirflowApi
-from replication.airflow_stack import AirflowStandalone, airflow_environment, start_standalone
-from replication.zk.server import ZooKeeperServer, free_port
+from replication.devstack.airflow_api import AirflowApi
+from replication.devstack.airflow_stack import AirflowStandalone, airflow_environment, start_standalone
+from replication.devstack.zookeeper import ZooKeeperServer
+from replication.net import free_port
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "plugins"))  # cdp.py: Chromium over DevTools
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from conftest import DAY, SchedulerStack, midnight, ms, scheduler_stack, task_instance, verify_counters
 
-from replication.airflow_stack import session_pids
+from replication.devstack.airflow_stack import session_pids
 from replication.wal.model import Cell, CellType
 
 pytestmark = pytest.mark.slow

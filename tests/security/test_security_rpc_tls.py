@@ -120,3 +120,10 @@ def test_tls_settings_are_checked_with_the_keys_named(tmp_path):
             rpc_server_tls(Config.load(env={}, overrides=overrides))
         assert str(caught.value) == message
     assert rpc_server_tls(Config.load(env={})) is None  # off by default
+
+
+def test_the_plain_text_hbase_rpc_listener_stays_off_when_rpc_is_tls_only(tls_cluster):
+    cluster, _ca, _other = tls_cluster
+    # hbrep.regionserver.hbase.rpc.enabled=auto: no HBase RPC listener is registered for HBase's clients
+    assert cluster.servers
+    assert not cluster.zk.exists(cluster.paths.hbase_rpc_rs) or not cluster.zk.get_children(cluster.paths.hbase_rpc_rs)

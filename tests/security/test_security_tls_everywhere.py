@@ -16,6 +16,7 @@ from support import create_table, table_state
 from replication.cluster.embedded import start_cluster
 from replication.config import Config, write_site_xml
 from replication.devstack.tls_ca import ThrowAwayCA
+from replication.devstack.zookeeper import ZooKeeperServer, ZooKeeperTls
 from replication.errors import ConfigError
 from replication.jobs.launch import runner_for
 from replication.net import free_port
@@ -25,7 +26,6 @@ from replication.zk.client import ZooKeeperUnavailable, connect, connected, zk_o
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import ReplicationPeerConfig, ReplicationPeerStorage
-from replication.zk.server import ZooKeeperServer, ZooKeeperTls
 
 pytestmark = pytest.mark.slow
 

@@ -286,3 +286,15 @@ def test_overlong_varint_length_is_corruption(tmp_path: Path) -> None:
     path.write_bytes(path.read_bytes()[: ends[0] + 5])  # a few such bytes at the end: a torn tail
     reader = open_wal(str(path))
     assert [r.entry for r in reader] == [simple_entry(0)] and reader.truncated_tail_bytes == 5
+
+
+def test_entries_end_is_the_file_length_while_open_and_the_trailer_start_once_closed(tmp_path: Path) -> None:
+    path = tmp_path / "w"
+    w = ProtobufLogWriter(str(path))
+    assert open_wal(str(path)).entries_end == open_wal(str(path)).first_entry_offset  # header only
+    ends = [w.append(simple_entry(i, n=2)) for i in range(3)]
+    w.sync()
+    assert open_wal(str(path)).entries_end == ends[-1] == path.stat().st_size  # still being written
+    w.close()
+    closed = open_wal(str(path))
+    assert closed.trailer_present and closed.entries_end == ends[-1] == path.stat().st_size - 8

@@ -11,12 +11,12 @@ from collections.abc import Iterator
 import pytest
 from kazoo.exceptions import ConnectionLoss
 
+from replication.devstack.zookeeper import LoopbackEnsemble, four_letter_word
 from replication.zk.client import connect
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import ReplicationPeerConfig, ReplicationPeerStorage
 from replication.zk.queue_storage import ReplicationQueueStorage
-from replication.zk.server import LoopbackEnsemble, four_letter_word
 
 pytestmark = pytest.mark.slow
 

@@ -6,8 +6,8 @@ import pytest
 from kazoo.exceptions import NoAuthError, NoNodeError
 from kazoo.security import make_digest_acl
 
+from replication.devstack.zookeeper import four_letter_word
 from replication.zk.multi_read import Read, _batches, multi_read
-from replication.zk.server import four_letter_word
 
 
 def test_results_in_order_with_missing_znodes_in_place(zk):

@@ -2,6 +2,9 @@
 
 Every method opens its own ZooKeeper session (tasks run in separate processes), calls exactly one
 library function and returns plain JSON-able data for XCom.
+
+The ``replication`` library is imported inside the methods, never at the top: operators and DAG files
+import this module when a DAG file is parsed, and DAG parsing must not load the library (kazoo, Spark).
 """
 
 from __future__ import annotations
@@ -41,7 +44,8 @@ def safe_name(text: str) -> str:
 
 
 class ReplicationHook(BaseHook):
-    """Snapshot, commit, release, failover, clean, status and lag of the source cluster of a connection."""
+    """Snapshot, commit, release, failover, clean, status, lag and consistency tokens of the source cluster of a
+    connection."""
 
     def __init__(
         self,
@@ -96,6 +100,24 @@ class ReplicationHook(BaseHook):
 
         with self.zk_hook.connected() as zk:
             return replication_status(zk, self.cluster_key, self.conf)
+
+    # -- consistency tokens -----------------------------------------------------------------------
+    def consistency_token(self, peer_id: str, tables: list[str] | None = None) -> dict[str, Any]:
+        """``replication.consistency.take_token``: a token for everything written to the source until now."""
+        from replication.consistency import take_token
+
+        with self.zk_hook.connected() as zk:
+            return take_token(zk, self.cluster_key, self.conf, peer_id, tables).as_dict()
+
+    def check_consistency(self, token: str) -> dict[str, Any]:
+        """``replication.consistency.check_token``: ``consistent`` and what is still pending (queue, WAL, bytes).
+
+        Raises ConsistencyTokenError for a malformed, unknown or expired token.
+        """
+        from replication.consistency import check_token
+
+        with self.zk_hook.connected() as zk:
+            return check_token(zk, self.cluster_key, self.conf, token).as_dict()
 
     # -- the ship cycle ---------------------------------------------------------------------------
     def snapshot(self, peer_id: str, *, owner: str, cycle_id: str) -> dict[str, Any]:

@@ -10,6 +10,9 @@ Connection fields (connection type ``zookeeper``):
 
 Examples: ``AIRFLOW_CONN_HBREP_SOURCE='zookeeper://127.0.0.1:2181/hbase-a'`` or the JSON form
 ``{"conn_type": "zookeeper", "host": "127.0.0.1", "port": 2181, "schema": "/hbase-a"}``.
+
+The ``replication`` library is imported inside the methods, never at the top: operators and DAG files
+import this module when a DAG file is parsed, and DAG parsing must not load the library (kazoo, Spark).
 """
 
 from __future__ import annotations

@@ -212,7 +212,7 @@ class LagCheckOperator(_HbrepOperator):
     """
 
     def execute(self, context: Any) -> dict[str, int]:
-        from replication.status import lag_violations
+        from replication.status import lag_violations  # not at the top: DAG parsing must not load the library
 
         hook = self.hook
         status = hook.status()

@@ -35,6 +35,7 @@ ACCESS_CHECKS = [Depends(requires_access_dag("GET", param_dag_id=dag_id)) for da
 
 def default_status_provider() -> dict[str, Any]:
     """Status of the cluster named by ``HBREP_CLUSTER`` (a cluster key), else the ``hbrep_source`` connection."""
+    # the library (kazoo, Spark) loads on the first request, not when Airflow loads its plugins
     from replication.config import Config
 
     cluster = os.environ.get("HBREP_CLUSTER")

@@ -13,6 +13,9 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.apache.hadoop.fs.FSDataInputStream;
+import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.hbase.Cell;
@@ -29,6 +32,7 @@ import org.apache.hadoop.hbase.client.ConnectionFactory;
 import org.apache.hadoop.hbase.client.Delete;
 import org.apache.hadoop.hbase.client.Mutation;
 import org.apache.hadoop.hbase.client.Put;
+import org.apache.hadoop.hbase.client.RegionInfo;
 import org.apache.hadoop.hbase.client.Table;
 import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
 import org.apache.hadoop.hbase.client.replication.ReplicationPeerConfigUtil;
@@ -66,6 +70,12 @@ import org.apache.hbase.thirdparty.com.google.gson.JsonParser;
  * mutate TABLE                   JSON lines on stdin: puts and every kind of delete, one per line
  * roll                           roll the WAL of every live region server
  * flush TABLE
+ * hold-open SRC DST BYTES        a real HDFS writer holding a file open: copy the first BYTES of SRC into a new
+ *                                file DST (the first 4 with an hflush of their own, so the NameNode's length
+ *                                stays 4, then the rest with an hflush), print {"written": BYTES}, keep DST
+ *                                open until stdin closes, then close it and print {"closed": DST}
+ * split TABLE ROW                split the region of TABLE holding ROW at ROW (Admin.splitRegionAsync), wait
+ *                                until the procedure is done; prints the table's regions (encoded names)
  * wal [--count] FILE...          per file (a JSON array), every entry of the WAL through HBase's own WALStreamReader, up to its
  *                                last whole entry (a WAL still being written ends in a partial one); with
  *                                --count only the numbers and the seconds the reading took
@@ -82,7 +92,7 @@ public final class AdminTool {
       System.exit(2);
     }
     Configuration conf = HBaseConfiguration.create();
-    if (args[0].equals("wal")) { // reads files only: no cluster needed
+    if (args[0].equals("wal") || args[0].equals("hold-open")) { // files only: no cluster needed
       try {
         System.out.println(GSON.toJson(run(conf, null, null, args)));
       } catch (Exception e) {
@@ -99,6 +109,51 @@ public final class AdminTool {
       System.exit(1);
     }
     System.exit(0);
+  }
+
+  private static JsonElement holdOpen(Configuration conf, Path src, Path dst, int bytes) throws Exception {
+    byte[] data = new byte[bytes];
+    try (FSDataInputStream input = src.getFileSystem(conf).open(src)) {
+      input.readFully(0, data);
+    }
+    int first = Math.min(4, bytes);
+    try (FSDataOutputStream output = dst.getFileSystem(conf).create(dst, false)) {
+      output.write(data, 0, first);
+      output.hflush(); // the first hflush of a block records its length on the NameNode; later ones do not
+      output.write(data, first, bytes - first);
+      output.hflush();
+      JsonObject written = new JsonObject();
+      written.addProperty("written", bytes);
+      System.out.println(GSON.toJson(written));
+      System.out.flush();
+      while (System.in.read() != -1) {
+        // held open until stdin closes
+      }
+    }
+    JsonObject closed = new JsonObject();
+    closed.addProperty("closed", dst.toString());
+    return closed;
+  }
+
+  private static JsonElement split(Admin admin, TableName table, byte[] row) throws Exception {
+    RegionInfo parent = null;
+    for (RegionInfo region : admin.getRegions(table)) {
+      if (region.containsRow(row)) {
+        parent = region;
+      }
+    }
+    if (parent == null) {
+      throw new IllegalArgumentException("no region of " + table + " holds row " + Bytes.toStringBinary(row));
+    }
+    admin.splitRegionAsync(parent.getRegionName(), row).get(180, TimeUnit.SECONDS);
+    JsonArray regions = new JsonArray();
+    for (RegionInfo region : admin.getRegions(table)) {
+      regions.add(region.getEncodedName());
+    }
+    JsonObject out = new JsonObject();
+    out.addProperty("parent", parent.getEncodedName());
+    out.add("regions", regions);
+    return out;
   }
 
   private static JsonElement run(Configuration conf, Connection connection, Admin admin, String[] args)
@@ -155,6 +210,10 @@ public final class AdminTool {
       case "flush":
         admin.flush(TableName.valueOf(args[1]));
         return new JsonObject();
+      case "hold-open":
+        return holdOpen(conf, new Path(args[1]), new Path(args[2]), Integer.parseInt(args[3]));
+      case "split":
+        return split(admin, TableName.valueOf(args[1]), Bytes.toBytes(args[2]));
       default:
         throw new IllegalArgumentException("unknown command " + args[0]);
     }

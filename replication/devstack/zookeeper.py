@@ -1,6 +1,7 @@
-"""A standalone ZooKeeper server started with ``java`` from the jars pyspark already ships.
+"""The dev stack's ZooKeeper: a standalone server (or a loopback ensemble) from the jars pyspark ships.
 
-One server (or one member of a loopback ensemble) per state folder::
+One server (or one member of a loopback ensemble) per state folder, run as a
+:class:`~replication.devstack.jvm.JvmProcess` named ``zookeeper``::
 
     <data>/zoo.cfg          the server's configuration (bound to 127.0.0.1)
     <data>/data/            ZooKeeper's dataDir (snapshots, txn logs, myid)
@@ -13,22 +14,24 @@ and fails with one clear line (plus the log tail) otherwise. ``stop`` leaves no 
 
 from __future__ import annotations
 
+import importlib.util
 import os
-import shutil
-import signal
 import socket
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
+from replication.devstack.jvm import JvmProcess, JvmProcessError
 from replication.errors import HbrepError
 from replication.net import LOOPBACK, free_port, port_in_use
-from replication.processes import pid_alive, reap, signal_group
 
 ZK_MAIN_STANDALONE = "org.apache.zookeeper.server.ZooKeeperServerMain"
 ZK_MAIN_QUORUM = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
+
+T = TypeVar("T")
 
 
 class ZooKeeperServerError(HbrepError):
@@ -37,11 +40,10 @@ class ZooKeeperServerError(HbrepError):
 
 def zookeeper_classpath() -> str:
     """The ``-cp`` value for ZooKeeper: every jar pyspark ships (stack-notes §2: prefer jars/*)."""
-    try:
-        import pyspark
-    except ImportError:  # pragma: no cover - the package depends on pyspark
-        raise ZooKeeperServerError("pyspark is not installed, so its ZooKeeper jars cannot be found") from None
-    jars = Path(pyspark.__file__).parent / "jars"
+    spec = importlib.util.find_spec("pyspark")  # found, not imported: pyspark's import is slow
+    if spec is None or not spec.submodule_search_locations:  # pragma: no cover - the package depends on pyspark
+        raise ZooKeeperServerError("pyspark is not installed, so its ZooKeeper jars cannot be found")
+    jars = Path(next(iter(spec.submodule_search_locations))) / "jars"
     if not any(jars.glob("zookeeper-[0-9]*.jar")):
         raise ZooKeeperServerError(f"no zookeeper jar in {jars}")
     return f"{jars}/*"
@@ -58,6 +60,14 @@ def four_letter_word(host: str, port: int, word: str = "srvr", timeout: float = 
                 break
             chunks.append(chunk)
     return b"".join(chunks).decode("utf-8", "replace")
+
+
+def _as_zookeeper_error(action: Callable[[], T], what: str) -> T:
+    """Run ``action``; a JvmProcessError becomes a ZooKeeperServerError prefixed with ``what``."""
+    try:
+        return action()
+    except JvmProcessError as exc:
+        raise ZooKeeperServerError(f"{what}: {exc}") from None
 
 
 @dataclass(frozen=True)
@@ -108,6 +118,7 @@ class ServerStatus:
     detail: str
 
     def as_dict(self) -> dict[str, object]:
+        """The ``--json`` form of ``hbrep zk status``."""
         return {"running": self.running, "pid": self.pid, "port": self.port, "mode": self.mode, "detail": self.detail}
 
 
@@ -132,8 +143,17 @@ class ZooKeeperServer:
         self.port = port
         self.ensemble = tuple(ensemble)
         self.server_id = server_id
-        self.heap_mb = heap_mb
         self.tick_time_ms = tick_time_ms
+        # the classpath is looked up when the JVM is launched (spawn), so stop and status need no jars
+        self.jvm = JvmProcess(
+            "zookeeper",
+            self.data_dir,
+            ZK_MAIN_QUORUM if self.ensemble else ZK_MAIN_STANDALONE,
+            classpath="",
+            args=[str(self.config_file)],
+            jvm_options=["-XX:+UseSerialGC", "-Dzookeeper.admin.enableServer=false"],
+            heap_mb=heap_mb,
+        )
 
     # -- files ----------------------------------------------------------------------------------
     @property
@@ -142,11 +162,11 @@ class ZooKeeperServer:
 
     @property
     def pid_file(self) -> Path:
-        return self.data_dir / "zookeeper.pid"
+        return self.jvm.pid_file
 
     @property
     def log_file(self) -> Path:
-        return self.data_dir / "zookeeper.log"
+        return self.jvm.log_file
 
     @property
     def hosts(self) -> str:
@@ -179,70 +199,35 @@ class ZooKeeperServer:
     # -- lifecycle ------------------------------------------------------------------------------
     def read_pid(self) -> int | None:
         """The pid recorded in the pid file, if the file exists and holds a number."""
-        try:
-            return int(self.pid_file.read_text().strip())
-        except (FileNotFoundError, ValueError):
-            return None
+        return self.jvm.read_pid()
 
     def start(self, timeout: float = 60.0) -> int:
         """Start the JVM and wait until it serves; return its pid.
 
         Raises ZooKeeperServerError (one line, plus the log tail where there is one) if Java is
-        missing, the port is taken, a server already runs from this folder, or it does not serve
-        within ``timeout`` seconds.
+        missing, a server already runs from this folder, the port is taken, or it does not serve
+        within ``timeout`` seconds (it is stopped then).
         """
-        java = shutil.which("java")
-        if java is None:
-            raise ZooKeeperServerError("java not found on PATH (ZooKeeper needs Java 17)")
-        pid = self.read_pid()
-        if pid is not None and pid_alive(pid):
-            raise ZooKeeperServerError(f"a ZooKeeper server already runs from {self.data_dir} (pid {pid})")
+        _as_zookeeper_error(self.jvm.java, "ZooKeeper")
+        if self.jvm.running():
+            raise ZooKeeperServerError(f"a ZooKeeper server already runs from {self.data_dir} (pid {self.read_pid()})")
         if port_in_use(self.port):
             raise ZooKeeperServerError(f"port {self.port} on {LOOPBACK} is already in use")
-        process = self.spawn()
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                self.pid_file.unlink(missing_ok=True)
-                raise ZooKeeperServerError(
-                    f"ZooKeeper exited with code {process.returncode} during start-up{self._log_tail_suffix()}"
-                )
-            if self._serving():
-                return process.pid
-            time.sleep(0.1)
-        self.stop()
-        raise ZooKeeperServerError(
-            f"ZooKeeper did not serve on {self.hosts} within {timeout:.0f}s{self._log_tail_suffix()}"
-        )
+        self._prepare()
+        return _as_zookeeper_error(lambda: self.jvm.start(self.serving, timeout), f"ZooKeeper on {self.hosts}")
 
     def spawn(self) -> subprocess.Popen:
         """Write the config and launch the JVM in its own session (pid file written); do not wait."""
+        self._prepare()
+        return _as_zookeeper_error(self.jvm.spawn, f"ZooKeeper on {self.hosts}")
+
+    def _prepare(self) -> None:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.write_config()
-        main_class = ZK_MAIN_QUORUM if self.ensemble else ZK_MAIN_STANDALONE
-        command = [
-            shutil.which("java") or "java",
-            f"-Xmx{self.heap_mb}m",
-            "-XX:+UseSerialGC",
-            "-Dzookeeper.admin.enableServer=false",
-            "-cp",
-            zookeeper_classpath(),
-            main_class,
-            str(self.config_file),
-        ]
-        with open(self.log_file, "ab") as log:
-            process = subprocess.Popen(
-                command,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                cwd=self.data_dir,
-                start_new_session=True,
-            )
-        self.pid_file.write_text(f"{process.pid}\n")
-        return process
+        self.jvm.classpath = zookeeper_classpath()
 
-    def _serving(self) -> bool:
+    def serving(self) -> bool:
+        """True when the server answers ``srvr`` with a ``Mode:`` line (it serves, in a quorum if any)."""
         try:
             reply = four_letter_word(LOOPBACK, self.port, "srvr", timeout=1.0)
         except OSError:
@@ -250,43 +235,20 @@ class ZooKeeperServer:
         return "Mode:" in reply
 
     def stop(self, timeout: float = 15.0) -> bool:
-        """Stop the server (SIGTERM, then SIGKILL); True if a process was running.
+        """Stop the server (SIGTERM, then SIGKILL after ``timeout``); True if a process was running.
 
         Waits until the process is gone, and removes the pid file.
         """
-        pid = self.read_pid()
-        if pid is None or not pid_alive(pid):
-            self.pid_file.unlink(missing_ok=True)
-            return False
-        signal_group(pid, signal.SIGTERM)
-        deadline = time.monotonic() + timeout
-        while pid_alive(pid) and time.monotonic() < deadline:
-            reap(pid)
-            time.sleep(0.05)
-        if pid_alive(pid):
-            signal_group(pid, signal.SIGKILL)
-            while pid_alive(pid):
-                reap(pid)
-                time.sleep(0.05)
-        reap(pid)
-        self.pid_file.unlink(missing_ok=True)
-        return True
+        return self.jvm.stop(timeout)
 
     def kill(self) -> None:
         """SIGKILL the server at once (for failure tests); the pid file is removed."""
-        pid = self.read_pid()
-        if pid is not None and pid_alive(pid):
-            signal_group(pid, signal.SIGKILL)
-            while pid_alive(pid):
-                reap(pid)
-                time.sleep(0.02)
-        self.pid_file.unlink(missing_ok=True)
+        self.jvm.kill()
 
     def status(self) -> ServerStatus:
         """Whether the recorded process runs, and the ``Mode:`` line of its ``srvr`` reply."""
         pid = self.read_pid()
-        running = pid is not None and pid_alive(pid)
-        if not running:
+        if pid is None or not self.jvm.running():
             return ServerStatus(False, None, self.port, None, f"not running (state folder {self.data_dir})")
         try:
             reply = four_letter_word(LOOPBACK, self.port, "srvr", timeout=2.0)
@@ -300,15 +262,7 @@ class ZooKeeperServer:
 
     def log_tail(self, lines: int = 15) -> str:
         """The last lines of the server log ('' when there is none)."""
-        try:
-            text = self.log_file.read_text(errors="replace")
-        except FileNotFoundError:
-            return ""
-        return "\n".join(text.splitlines()[-lines:])
-
-    def _log_tail_suffix(self) -> str:
-        tail = self.log_tail()
-        return f"; log tail ({self.log_file}):\n{tail}" if tail else ""
+        return self.jvm.log_tail(lines)
 
 
 class LoopbackEnsemble:
@@ -328,15 +282,17 @@ class LoopbackEnsemble:
         return ",".join(server.hosts for server in self.servers)
 
     def start(self, timeout: float = 90.0) -> None:
-        """Start every member; returns once each serves (a quorum has formed)."""
-        java = shutil.which("java")
-        if java is None:
-            raise ZooKeeperServerError("java not found on PATH (ZooKeeper needs Java 17)")
-        for server in self.servers:
-            server.spawn()
+        """Start every member; returns once each serves (a quorum has formed). On failure every member
+        is stopped again."""
+        try:
+            for server in self.servers:
+                server.spawn()
+        except ZooKeeperServerError:
+            self.stop()
+            raise
         deadline = time.monotonic() + timeout
         for server in self.servers:
-            while not server._serving():
+            while not server.serving():
                 if time.monotonic() > deadline:
                     self.stop()
                     raise ZooKeeperServerError(f"ensemble member {server.hosts} did not serve in time")
@@ -351,12 +307,11 @@ class LoopbackEnsemble:
         """Start one (stopped) member again; returns once it serves, i.e. has rejoined the quorum."""
         if server not in self.servers:
             raise ZooKeeperServerError(f"{server.hosts} is not a member of this ensemble")
-        pid = server.read_pid()
-        if pid is not None and pid_alive(pid):
-            raise ZooKeeperServerError(f"ensemble member {server.hosts} already runs (pid {pid})")
+        if server.jvm.running():
+            raise ZooKeeperServerError(f"ensemble member {server.hosts} already runs (pid {server.read_pid()})")
         server.spawn()
         deadline = time.monotonic() + timeout
-        while not server._serving():
+        while not server.serving():
             if time.monotonic() > deadline:
                 raise ZooKeeperServerError(f"ensemble member {server.hosts} did not rejoin within {timeout:.0f}s")
             time.sleep(0.2)

@@ -1,6 +1,6 @@
 """Issue 28: `make down && make up` on the same ports succeeds at once, back to back, twice.
 
-Runs the same module `make up` / `make down` run (hbrep_airflow.devstack), on free ports and a state
+Runs the same module `make up` / `make down` run (replication.devstack.stack), on free ports and a state
 folder of its own, and keeps the clusters' state between the starts; `--clean` removes it.
 """
 
@@ -23,8 +23,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 def devstack(*args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
-    env["PYTHONPATH"] = os.path.join(REPO, "plugins")
-    return subprocess.run([sys.executable, "-m", "hbrep_airflow.devstack", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "replication.devstack.stack", *args], capture_output=True, text=True,
                           timeout=600, env=env, cwd=REPO)  # fmt: skip
 
 

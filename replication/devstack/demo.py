@@ -25,11 +25,22 @@ import time
 from pathlib import Path
 from typing import Any
 
-from replication.airflow_api import AirflowApi
-from replication.airflow_stack import airflow_environment, launch_standalone
+from replication.cluster.embedded import EmbeddedCluster, start_cluster
 from replication.config import Config
+from replication.devstack.airflow_api import AirflowApi
+from replication.devstack.airflow_stack import airflow_environment, launch_standalone
 from replication.devstack.spark_connect import SparkConnectServer
-from replication.zk.server import ZooKeeperServer, free_port
+from replication.devstack.zookeeper import ZooKeeperServer
+from replication.fs import get_filesystem
+from replication.metrics import MetricsStore
+from replication.net import free_port
+from replication.status import replication_status
+from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
+from replication.wal.model import Cell, CellType
+from replication.zk.client import connected
+from replication.zk.cluster_key import ClusterKey
+from replication.zk.layout import ZNodePaths
+from replication.zk.peer_storage import ReplicationPeerConfig, ReplicationPeerStorage
 
 TABLE = "usertable"
 PEER = "1"
@@ -70,10 +81,8 @@ def run_dag(api: AirflowApi, dag_id: str, conf: dict[str, Any] | None = None, ti
     return api.wait_for_run(dag_id, run_id, timeout=timeout)
 
 
-def write_load(cluster, rows: int, kill_at: int, killed: list[str], acked: list[int]) -> None:
+def write_load(cluster: EmbeddedCluster, rows: int, kill_at: int, killed: list[str], acked: list[int]) -> None:
     """Write ``rows`` rows in batches of 100 (cf and local families); SIGKILL a server at ``kill_at``."""
-    from replication.wal.model import Cell, CellType
-
     with cluster.client() as client:
         for start in range(0, rows, 100):
             if start >= kill_at and not killed:
@@ -91,16 +100,6 @@ def write_load(cluster, rows: int, kill_at: int, killed: list[str], acked: list[
 
 def run(rows: int, state: Path) -> dict[str, Any]:
     """The whole demo in ``state``; returns the report."""
-    from replication.cluster.embedded import start_cluster
-    from replication.fs import get_filesystem
-    from replication.metrics import MetricsStore
-    from replication.status import replication_status
-    from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
-    from replication.zk.client import connected
-    from replication.zk.cluster_key import ClusterKey
-    from replication.zk.layout import ZNodePaths
-    from replication.zk.peer_storage import ReplicationPeerConfig, ReplicationPeerStorage
-
     report: dict[str, Any] = {"state": str(state)}
     log = state / "airflow.log"
     with contextlib.ExitStack() as stack:

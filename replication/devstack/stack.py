@@ -18,9 +18,17 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from replication.airflow_stack import airflow_command, airflow_environment, start_standalone, stop_session
+from replication.cluster.embedded import start_cluster, stop_servers
+from replication.config import Config
+from replication.devstack.airflow_stack import airflow_command, airflow_environment, start_standalone, stop_session
+from replication.devstack.spark_connect import SparkConnectServer
+from replication.devstack.zookeeper import ZooKeeperServer
+from replication.net import port_in_use
+from replication.processes import start_time
+from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
+from replication.zk.peer_storage import ReplicationPeerConfig, ReplicationPeerStorage
 
-DAG_IDS = ("hbrep_ship", "hbrep_failover", "hbrep_log_cleaner", "hbrep_verify")
+DAG_IDS = ("hbrep_ship", "hbrep_failover", "hbrep_log_cleaner", "hbrep_verify", "hbrep_wait_for_peer")
 # The embedded stack's ship schedule and window (README, "make up"; bench/scheduler.py measures them).
 SHIP_SCHEDULE = "* * * * *"
 SHIP_WINDOW_MS = 50000
@@ -57,14 +65,6 @@ def up(
     state: Path, zk_port: int, port: int, spark_port: int, mode: str = "connect", window_ms: int = SHIP_WINDOW_MS
 ) -> None:
     """Start everything (see module doc) and print the UI address and how to log in."""
-    from replication.cluster.embedded import start_cluster
-    from replication.config import Config
-    from replication.devstack.spark_connect import SparkConnectServer
-    from replication.net import port_in_use
-    from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
-    from replication.zk.peer_storage import ReplicationPeerConfig, ReplicationPeerStorage
-    from replication.zk.server import ZooKeeperServer
-
     if port_in_use(port):
         raise SystemExit(f"port {port} on 127.0.0.1 is already in use (Airflow's API server); pass --port N")
     state.mkdir(parents=True, exist_ok=True)
@@ -97,6 +97,7 @@ def up(
     airflow_command(env, "pools", "set", "zookeeper", "4", "protects the ZooKeeper ensemble")
     airflow = start_standalone(env, state / "airflow.log", timeout=240)
     stack["airflow_sid"] = airflow.proc.pid
+    stack["airflow_started"] = start_time(airflow.proc.pid)
     (state / "stack.json").write_text(json.dumps(stack))
     for dag_id in DAG_IDS:
         with contextlib.suppress(RuntimeError):
@@ -117,10 +118,6 @@ def down(state: Path, clean: bool = False) -> None:
     The clusters' state (ZooKeeper data, WALs, tables, Airflow's database) is kept for the next ``up``
     unless ``clean`` is set, which removes the whole state folder once everything is stopped.
     """
-    from replication.cluster.embedded import stop_servers
-    from replication.devstack.spark_connect import SparkConnectServer
-    from replication.zk.server import ZooKeeperServer
-
     path = state / "stack.json"
     if not path.exists():
         print("nothing to stop")
@@ -128,7 +125,10 @@ def down(state: Path, clean: bool = False) -> None:
         return
     stack = json.loads(path.read_text())
     sid = stack.get("airflow_sid")
-    if sid:
+    leader_started = start_time(int(sid)) if sid else None
+    if sid and (leader_started is None or leader_started == stack.get("airflow_started", leader_started)):
+        # The leader gone (None): what is left of the session is ours (Linux reuses no pid that still
+        # names a session). A leader with another start time is a stranger that got the pid: left alone.
         stop_session(int(sid))
     for root in stack.get("roots", []):
         stop_servers(root)
@@ -147,8 +147,8 @@ def _remove_state(state: Path, clean: bool) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m hbrep_airflow.devstack up|down [--state DIR] [--zk-port N] [--port N]``."""
-    parser = argparse.ArgumentParser(prog="hbrep_airflow.devstack")
+    """``python -m replication.devstack.stack up|down [--state DIR] [--zk-port N] [--port N]``."""
+    parser = argparse.ArgumentParser(prog="replication.devstack.stack")
     parser.add_argument("action", choices=("up", "down"))
     parser.add_argument("--state", default=str(REPO / ".hbrep" / "airflow-stack"))
     parser.add_argument("--zk-port", type=int, default=21810)

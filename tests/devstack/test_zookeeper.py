@@ -4,7 +4,9 @@ import socket
 
 import pytest
 
-from replication.zk.server import ZooKeeperServer, ZooKeeperServerError, four_letter_word, free_port, pid_alive
+from replication.devstack.zookeeper import ZooKeeperServer, ZooKeeperServerError, four_letter_word
+from replication.net import free_port
+from replication.processes import pid_alive
 
 
 def test_session_server_serves_on_loopback(zk_server):

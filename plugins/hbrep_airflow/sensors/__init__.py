@@ -1,0 +1,1 @@
+"""Sensors over ReplicationHook: they wait for a state of the source cluster (deferrable, with a trigger)."""
