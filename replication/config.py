@@ -26,6 +26,9 @@ ENV_CLUSTER = "HBREP_CLUSTER"
 # Key → default, as HBase ships them ([2.5] hbase-default.xml and the classes named in spec §9).
 # Keys prefixed "hbrep." are ours; every other key is HBase's own name.
 DEFAULTS: dict[str, str] = {
+    # the reference guide's switch (HConstants.REPLICATION_ENABLE_KEY in 0.94-1.x; 2.x removed it and
+    # always replicates): false = region servers register no queues, ship and failover do nothing
+    "hbase.replication": "true",
     # source side (ReplicationSource, ReplicationSourceWALReader, ReplicationSourceShipper)
     "replication.source.size.capacity": "67108864",
     "replication.source.nb.capacity": "25000",
@@ -108,6 +111,9 @@ DEFAULTS: dict[str, str] = {
     "hbrep.cluster.token": "",
     "hbrep.zk.auth": "",
     "hbrep.source.ship.max.attempts": "10",
+    # true: a peer's bandwidth is shared by its queues of the cycle (the whole cluster stays under it);
+    # false (HBase's behaviour): every queue's source gets the peer's whole bandwidth
+    "hbrep.source.bandwidth.split": "false",
     "hbrep.ship.lease.ms": "900000",
     "hbrep.consistency.token.ttl.ms": "86400000",  # how long a consistency token is kept (24 h)
     # TLS (replication/tls.py): region-server RPC and ZooKeeper client sessions; PEM file paths
@@ -225,6 +231,7 @@ def _name(raw: str) -> str:
 
 
 VALIDATORS: dict[str, Validator] = {
+    "hbase.replication": _bool,
     "replication.source.size.capacity": _int(1),
     "replication.source.nb.capacity": _int(1),
     "replication.source.nb.batches": _int(1),
@@ -275,6 +282,7 @@ VALIDATORS: dict[str, Validator] = {
     "hbrep.lag.alert.ms": _int(1),
     "hbrep.zk.auth": _digest_auth,
     "hbrep.source.ship.max.attempts": _int(1),
+    "hbrep.source.bandwidth.split": _bool,
     "hbrep.ship.lease.ms": _int(1000),
     "hbrep.consistency.token.ttl.ms": _int(1),
     "hbrep.spark.mode": _choice("connect", "submit"),
@@ -402,6 +410,18 @@ class Config(Mapping[str, str]):
     def as_dict(self) -> dict[str, str]:
         """Plain key → value dict (for shipping to Spark executors or writing to a manifest)."""
         return {key: setting.value for key, setting in self._settings.items()}
+
+
+REPLICATION_ENABLE_KEY = "hbase.replication"
+
+
+def replication_disabled_reason(conf: Config) -> str | None:
+    """None when ``hbase.replication`` is true (the default); else the sentence every skipped
+    replication path logs and reports (the key and where its value came from)."""
+    if conf.get_bool(REPLICATION_ENABLE_KEY, True):
+        return None
+    source = conf.source_of(REPLICATION_ENABLE_KEY) if REPLICATION_ENABLE_KEY in conf else "default argument"
+    return f"replication is disabled: {REPLICATION_ENABLE_KEY} is false (from {source})"
 
 
 def _to_text(value: object) -> str:

@@ -26,7 +26,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError, NoNodeError
 
 from replication.cluster.source_cluster import SourceCluster, open_source
-from replication.config import Config
+from replication.config import Config, replication_disabled_reason
 from replication.metrics import MetricsStore
 from replication.wal.names import ServerName
 from replication.zk.claim import ClaimError, claim_queues
@@ -61,6 +61,7 @@ class FailoverReport:
 
     live_servers: list[str]
     servers: list[ServerFailover]
+    disabled: str = ""  # why no queue was claimed (hbase.replication false), else ""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -129,7 +130,9 @@ def failover_once(
     sleep_ms = conf.get_int("replication.sleep.before.failover")
     workers = conf.get_int("replication.executor.workers")
     peers = ReplicationPeerStorage(zk, paths)
-    report = FailoverReport(live, [])
+    report = FailoverReport(live, [], replication_disabled_reason(conf) or "")
+    if report.disabled:
+        LOG.warning("No replication queue claimed: %s", report.disabled)
     handled = 0
     for server in dead:
         waited = now - marks[server]
@@ -140,6 +143,11 @@ def failover_once(
         handled += 1
         try:
             outcome.recovery = _recover(source, server)
+            if report.disabled:
+                # the dead server's edits are still recovered (HBase's master splits logs whether or
+                # not replication is on); its queues stay where they are
+                outcome.action, outcome.error = "replication-disabled", report.disabled
+                continue
             if not live:
                 outcome.action = "no-live-server"
                 outcome.error = "no live region server to take the queues"

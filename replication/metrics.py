@@ -11,7 +11,8 @@ updates without a lock):
 - ``alerts/<time>-<source>.json``: one file per lag alert (a ship run that missed its deadline).
 
 Gauges that must not freeze when shipping stops (``sizeOfLogQueue``, ``ageOfLastShippedOp``, replication
-lag) are computed at read time from ZooKeeper and the WALs by ``replication.status``.
+lag) are computed at read time from ZooKeeper and the WALs by ``replication.status``, with the
+definitions below (:func:`size_of_log_queue`, :func:`age_of_last_shipped_op`).
 """
 
 from __future__ import annotations
@@ -45,6 +46,22 @@ COUNTERS = (
     "ignoredUncleanlyClosedLogContentsInBytes",
     "restartedLogReading",
 )
+
+
+def size_of_log_queue(wal_count: int) -> int:
+    """The reference guide's ``sizeOfLogQueue``: WALs left to process, excluding the one being read.
+
+    A queue's oldest WAL is the one its source reads (HBase 1.x polled it off the queue and decremented
+    the gauge); every other WAL in the queue waits behind it.
+    """
+    return max(0, wal_count - 1)
+
+
+def age_of_last_shipped_op(ages: Iterable[int | None]) -> int | None:
+    """``ageOfLastShippedOp`` over several sources (a peer's queues, or all of them): the largest age
+    of the sources that have shipped (None when none has)."""
+    known = [age for age in ages if age is not None]
+    return max(known) if known else None
 
 
 def _quote(text: str) -> str:

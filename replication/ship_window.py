@@ -69,6 +69,7 @@ class WindowReport:
     lag_ms_at_end: dict[str, int] = field(default_factory=dict)
     ended: str = ""
     failures: list[dict[str, Any]] = field(default_factory=list)
+    disabled: str = ""  # why nothing was shipped (hbase.replication false), else ""
 
     @property
     def rows(self) -> int:
@@ -102,6 +103,7 @@ class WindowReport:
             "owner": self.owner,
             "busy_peers": dict(self.busy_peers),
             "failures": list(self.failures),
+            "disabled": self.disabled,
             "pass_records": [asdict(p) for p in self.passes],
         }
 
@@ -159,6 +161,9 @@ def run_window(
             if not failed:
                 # committed (or nothing to ship): the pass's manifest and result are no longer needed
                 shutil.rmtree(Path(outcome.manifest_path).parent, ignore_errors=True)
+            if outcome.disabled:
+                report.ended = report.disabled = outcome.disabled
+                break
             if failed:
                 report.failures = failed
                 report.ended = f"{len(failed)} queue(s) failed or stuck in pass {number}"

@@ -1,7 +1,9 @@
 """``hbrep status replication``: per peer and queue, computed now from ZooKeeper, the WALs and metrics.
 
-Gauges are derived at read time, never frozen: ``sizeOfLogQueue`` is the queue's WAL count,
-``ageOfLastShippedOp`` is now − the write time of the last shipped entry, and ``replicationLag`` is
+Gauges are derived at read time, never frozen: ``sizeOfLogQueue`` is the queue's WAL count less the
+WAL being read (the reference guide's definition; summed per peer and globally),
+``ageOfLastShippedOp`` is now − the write time of the last shipped entry (per queue; per peer and
+globally the largest of the queues'), and ``replicationLag`` is
 0 when every queued byte is shipped, otherwise now − the write time of the first entry not yet
 shipped (read from the WAL at its recorded position), as HBase's replication delay is defined.
 """
@@ -15,7 +17,7 @@ from kazoo.client import KazooClient
 
 from replication.cluster.source_cluster import open_source
 from replication.config import Config
-from replication.metrics import MetricsStore
+from replication.metrics import MetricsStore, age_of_last_shipped_op, size_of_log_queue
 from replication.source import lease
 from replication.source.manifest import WalTask
 from replication.source.wal_locator import WalLocator
@@ -73,6 +75,7 @@ def replication_status(zk: KazooClient, key: ClusterKey, conf: Config, now_ms: i
             "bandwidth": config.bandwidth,
             "queues": 0,
             "sizeOfLogQueue": 0,
+            "ageOfLastShippedOp": None,
             "replicationLag": 0,
             "stuck_queues": 0,
             "lease": lease.holder(zk, source.paths, peer_id),
@@ -108,7 +111,7 @@ def replication_status(zk: KazooClient, key: ClusterKey, conf: Config, now_ms: i
             "recovered": info.is_recovered,
             "dead_servers": info.dead_region_servers,
             "replicator_alive": alive,
-            "sizeOfLogQueue": len(state.wals),
+            "sizeOfLogQueue": size_of_log_queue(len(state.wals)),
             "wals": {name: ws.position for name, ws in sorted(state.wals.items())},
             "pendingBytes": pending,
             "replicationLag": lag,
@@ -122,7 +125,10 @@ def replication_status(zk: KazooClient, key: ClusterKey, conf: Config, now_ms: i
         peer = peers.get(info.peer_id)
         if peer is not None:
             peer["queues"] += 1
-            peer["sizeOfLogQueue"] += len(state.wals)
+            peer["sizeOfLogQueue"] += queue["sizeOfLogQueue"]
+            peer["ageOfLastShippedOp"] = age_of_last_shipped_op(
+                [peer["ageOfLastShippedOp"], queue["ageOfLastShippedOp"]]
+            )
             peer["replicationLag"] = max(peer["replicationLag"], lag)
             peer["stuck_queues"] += int(queue["stuck"])
     # Global counters cover every queue ever shipped, drained recovered queues included (as HBase's
@@ -134,6 +140,9 @@ def replication_status(zk: KazooClient, key: ClusterKey, conf: Config, now_ms: i
                 totals[f"source.{name}"] = totals.get(f"source.{name}", 0) + value
     totals["source.sizeOfLogQueue"] = sum(q["sizeOfLogQueue"] for q in queues)
     totals["source.replicationLag"] = max([q["replicationLag"] for q in queues], default=0)
+    global_age = age_of_last_shipped_op(q["ageOfLastShippedOp"] for q in queues)
+    if global_age is not None:  # no queue has shipped yet: no age (a gauge has no "unknown" value)
+        totals["source.ageOfLastShippedOp"] = global_age
     return {
         "cluster": str(key),
         "root": source.root,
@@ -186,9 +195,17 @@ def to_prometheus(status: dict[str, Any]) -> str:
             peer_lag = GaugeMetricFamily(
                 "hbrep_peer_replicationLag", "max lag of a peer's queues (ms)", labels=["peer_id", "state"]
             )
+            peer_age = GaugeMetricFamily(
+                "hbrep_peer_ageOfLastShippedOp",
+                "largest ageOfLastShippedOp of a peer's queues (ms)",
+                labels=["peer_id", "state"],
+            )
             for peer in status["peers"].values():
                 peer_lag.add_metric([peer["peer_id"], peer["state"]], peer["replicationLag"])
+                if peer["ageOfLastShippedOp"] is not None:
+                    peer_age.add_metric([peer["peer_id"], peer["state"]], peer["ageOfLastShippedOp"])
             yield peer_lag
+            yield peer_age
 
     registry = CollectorRegistry()
     registry.register(_Collector())

@@ -79,12 +79,22 @@ class VerifyOptions:
     raw: bool = False  # --raw (delete markers compared too)
     verbose: bool = False  # --verbose: list the bad row keys
     max_listed_bad_rows: int = 1000  # cap of the bad-row list brought to the driver
+    # --stoptime: the reference guide's spelling of --endtime (HBase's VerifyReplication parses only
+    # --endtime=); folded into end_time at construction, so it is always None afterwards
+    stop_time: int | None = None
 
     def __post_init__(self) -> None:
+        end_name = "--endtime"
+        if self.stop_time is not None:
+            if self.end_time != LATEST_TIMESTAMP and self.end_time != self.stop_time:
+                raise VerifyError(
+                    f"--stoptime {self.stop_time} and --endtime {self.end_time} differ (they are one option)"
+                )
+            self.end_time, self.stop_time, end_name = self.stop_time, None, "--stoptime"
         if self.start_time < 0:
             raise VerifyError(f"--starttime {self.start_time} is negative")
         if self.end_time <= self.start_time:
-            raise VerifyError(f"--endtime {self.end_time} is not after --starttime {self.start_time}")
+            raise VerifyError(f"{end_name} {self.end_time} is not after --starttime {self.start_time}")
         if self.versions == 0 or self.versions < -1:
             raise VerifyError(f"--versions {self.versions} must be >= 1 (or -1 for the default)")
         if self.recompare_sleep_ms < 0:

@@ -134,6 +134,9 @@ def test_time_range_families_and_prefixes_select_rows(spark, tables):
     tables.flush(tables.source, [Cell(b"late", b"f", b"a", 5000, PUT, b"only-source")])
     windowed = verify_tables(spark, tables.source, tables.peer, TABLE, VerifyOptions(start_time=1000, end_time=1005))
     assert windowed.counters[GOODROWS] == 5 and windowed.counters[BADROWS] == 0
+    # the reference guide's --stoptime is the same bound
+    stopped = verify_tables(spark, tables.source, tables.peer, TABLE, VerifyOptions(start_time=1000, stop_time=1005))
+    assert stopped.counters == windowed.counters
     everything = verify_tables(spark, tables.source, tables.peer, TABLE)
     assert everything.counters[BADROWS] == 2
     assert everything.counters[GOODROWS] == 9
@@ -180,6 +183,11 @@ def test_recompare_counts_rows_fixed_during_the_sleep_as_good(spark, tables):
 def test_options_are_checked_and_round_trip():
     with pytest.raises(VerifyError, match="--endtime 5 is not after --starttime 10"):
         VerifyOptions(start_time=10, end_time=5)
+    with pytest.raises(VerifyError, match="--stoptime 5 is not after --starttime 10"):
+        VerifyOptions(start_time=10, stop_time=5)
+    with pytest.raises(VerifyError, match=r"--stoptime 7 and --endtime 9 differ \(they are one option\)"):
+        VerifyOptions(end_time=9, stop_time=7)
+    assert VerifyOptions(stop_time=7) == VerifyOptions(end_time=7) == VerifyOptions(end_time=7, stop_time=7)
     with pytest.raises(VerifyError, match="--versions 0"):
         VerifyOptions(versions=0)
     with pytest.raises(VerifyError, match="--recomparesleep"):

@@ -17,6 +17,7 @@ import click
 
 from replication.cli import (
     cluster_commands,
+    conf_command,
     consistency_commands,
     demo_command,
     hbase_commands,
@@ -61,7 +62,13 @@ __all__ = ["CliContext", "main", "pass_context"]
 @click.pass_context
 def cli(ctx: click.Context, cluster_key: str | None, conf_file: str | None, zk_auth: str | None, verbose: bool) -> None:
     """hbrep: HBase-style cluster replication, run as batch."""
-    ctx.obj = CliContext(cluster_key=cluster_key, conf_file=conf_file, zk_auth=zk_auth, verbose=verbose)
+    origins = {}
+    if zk_auth:
+        from_env = ctx.get_parameter_source("zk_auth") == click.core.ParameterSource.ENVIRONMENT
+        origins["hbrep.zk.auth"] = ("env", "HBREP_ZK_AUTH") if from_env else ("flag", "--zk-auth")
+    ctx.obj = CliContext(
+        cluster_key=cluster_key, conf_file=conf_file, zk_auth=zk_auth, verbose=verbose, override_origins=origins
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -95,6 +102,7 @@ def _register() -> None:
         ship_commands.status,
         *consistency_commands.COMMANDS,
         wal_commands.wal,
+        conf_command.conf,
         *cluster_commands.COMMANDS,
         maintenance_commands.clean,
         *verify_commands.COMMANDS,

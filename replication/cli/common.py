@@ -27,6 +27,8 @@ class CliContext:
     conf_file: str | None = None
     zk_auth: str | None = None
     verbose: bool = False
+    # where each override of the configuration came from: key -> (flag|env, option or variable)
+    override_origins: dict[str, tuple[str, str]] = field(default_factory=dict)
     _closers: list[Callable[[], None]] = field(default_factory=list)
 
     def __post_init__(self) -> None:

@@ -10,6 +10,7 @@ import click
 from kazoo.client import KazooClient
 
 from replication.cli.common import CliContext, emit_json, json_option, pass_context
+from replication.config import replication_disabled_reason
 from replication.errors import HbrepError
 from replication.source.peer_protocol import configured_protocol
 from replication.zk.client import connect, zk_options
@@ -97,6 +98,9 @@ def add_peer(
     with zk_session(ctx) as (zk, paths):
         ReplicationPeerStorage(zk, paths).add_peer(peer_id, config, enabled=state.upper() == "ENABLED")
     click.echo(f"peer {peer_id} added ({cluster_key}, {state.upper()})")
+    disabled = replication_disabled_reason(ctx.conf)
+    if disabled:
+        click.echo(f"warning: {disabled}; nothing is shipped to peer {peer_id} until it is true", err=True)
 
 
 @click.command("remove_peer")
@@ -209,6 +213,8 @@ def failover(click_ctx: click.Context, once: bool, as_json: bool) -> None:
     if as_json:
         emit_json(report.as_dict())
         return
+    if report.disabled:
+        click.echo(f"no replication queue claimed: {report.disabled}")
     if not report.servers:
         click.echo("no dead region servers")
     for server in report.servers:

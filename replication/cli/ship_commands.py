@@ -46,7 +46,9 @@ def ship(ctx: CliContext, once: bool, peers: tuple[str, ...], in_process: bool, 
     if as_json:
         emit_json(report.as_dict())
     else:
-        if not report.spark_job:
+        if report.disabled:
+            click.echo(f"cycle {report.cycle_id}: nothing shipped, {report.disabled}")
+        elif not report.spark_job:
             click.echo(f"cycle {report.cycle_id}: nothing to ship (no Spark job started)")
         for peer_id, peer in sorted(report.peers.items()):
             click.echo(
@@ -88,11 +90,17 @@ def status_replication(ctx: CliContext, as_json: bool, prometheus: bool) -> None
         click.echo(to_prometheus(state), nl=False)
         return
     click.echo(f"source {state['cluster']} (id {state['cluster_id']}), {len(state['live_servers'])} live servers")
+    totals = state["global"]
+    click.echo(
+        f"global: sizeOfLogQueue={int(totals['source.sizeOfLogQueue'])} "
+        f"replicationLag={_fmt_ms(totals['source.replicationLag'])} "
+        f"ageOfLastShippedOp={_fmt_ms(totals.get('source.ageOfLastShippedOp'))}"
+    )
     for peer in state["peers"].values():
         click.echo(
             f"peer {peer['peer_id']} {peer['state']} -> {peer['cluster_key']}: queues={peer['queues']} "
             f"sizeOfLogQueue={peer['sizeOfLogQueue']} replicationLag={_fmt_ms(peer['replicationLag'])} "
-            f"stuck={peer['stuck_queues']}"
+            f"ageOfLastShippedOp={_fmt_ms(peer['ageOfLastShippedOp'])} stuck={peer['stuck_queues']}"
         )
     for queue in state["queues"]:
         click.echo(

@@ -23,6 +23,7 @@ def _target(ctx: CliContext, peer: str):
 @click.argument("table")
 @click.option("--starttime", type=int, default=0, show_default=True, help="Start of the time range (ms, inclusive).")
 @click.option("--endtime", type=int, default=LATEST_TIMESTAMP, help="End of the time range (ms, exclusive).")
+@click.option("--stoptime", type=int, default=None, help="The reference guide's name for --endtime.")
 @click.option("--families", help="Only these column families, comma-separated.")
 @click.option("--row-prefixes", help="Only rows starting with one of these prefixes, comma-separated.")
 @click.option("--recomparesleep", type=int, default=0, help="Re-read differing rows after this many ms.")
@@ -40,6 +41,7 @@ def verify(
     table: str,
     starttime: int,
     endtime: int,
+    stoptime: int | None,
     families: str | None,
     row_prefixes: str | None,
     recomparesleep: int,
@@ -57,6 +59,7 @@ def verify(
     options = VerifyOptions(
         start_time=starttime,
         end_time=endtime,
+        stop_time=stoptime,
         families=split_list(families),
         row_prefixes=split_list(row_prefixes),
         recompare_sleep_ms=recomparesleep,

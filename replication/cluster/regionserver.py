@@ -44,7 +44,7 @@ from replication.cluster.region_routing import LATEST_TIMESTAMP
 from replication.cluster.service import build_server
 from replication.cluster.sink import ReplicationSink
 from replication.cluster.wal_group import FSHLog
-from replication.config import Config
+from replication.config import Config, replication_disabled_reason
 from replication.errors import HbrepError
 from replication.fs import FileSystem, get_filesystem
 from replication.hbase_rpc.server import HBaseRpcServer
@@ -116,6 +116,9 @@ class HRegionServer:
         self.aborted: str | None = None
         self._wake = threading.Event()
         self._known_peers: set[str] = set()
+        # hbase.replication false: this server keeps no replication queues (HBase 1.x starts no
+        # replication service then); WALs are written, rolled and archived as always
+        self.replication_off = replication_disabled_reason(conf)
         self.live_servers: list[str] = []
         self.flush_size = conf.get_int("hbase.hregion.memstore.flush.size")
         self.flush_interval_ms = conf.get_int("hbase.regionserver.optionalcacheflushinterval")
@@ -147,6 +150,8 @@ class HRegionServer:
             roll_period_ms=self.conf.get_int("hbase.regionserver.logroll.period"),
             pre_log_roll=self._pre_log_roll,
         )
+        if self.replication_off:
+            LOG.warning("region server %s registers no replication queues: %s", self.server_name, self.replication_off)
         self.wal.roll()
         self._known_peers = set(self.zk.get_children(self.paths.peers))
         self.zk.ChildrenWatch(self.paths.peers, self._on_peers_changed)
@@ -231,7 +236,10 @@ class HRegionServer:
 
     # -- replication hooks ------------------------------------------------------------------------
     def _pre_log_roll(self, wal_name: str) -> None:
-        """Put the new WAL in every peer's queue (enabled or not) before the first append (spec §2)."""
+        """Put the new WAL in every peer's queue (enabled or not) before the first append (spec §2);
+        nothing when replication is disabled (``hbase.replication`` false)."""
+        if self.replication_off:
+            return
         for peer_id in self.zk.get_children(self.paths.peers):
             self.queues.add_wal(self.server_name, peer_id, wal_name)
 
@@ -241,7 +249,9 @@ class HRegionServer:
             return False
         new = set(children) - self._known_peers
         self._known_peers = set(children)
-        if new and self.wal is not None:
+        if new and self.replication_off:
+            LOG.warning("peer(s) %s added; no queue registered: %s", ", ".join(sorted(new)), self.replication_off)
+        elif new and self.wal is not None:
             with self.wal.append_lock:
                 for peer_id in sorted(new):
                     try:

@@ -21,7 +21,7 @@ from typing import Any
 from kazoo.client import KazooClient
 
 from replication.cluster.source_cluster import open_source
-from replication.config import Config
+from replication.config import Config, replication_disabled_reason
 from replication.metrics import MetricsStore
 from replication.secrets import SecretLookup
 from replication.source import lease
@@ -45,6 +45,7 @@ class SnapshotOutcome:
     queues: int
     peers: list[str]
     busy_peers: dict[str, str] = field(default_factory=dict)
+    disabled: str = ""  # why nothing was leased or snapshotted (hbase.replication false), else ""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -64,10 +65,15 @@ def snapshot_step(
     """Lease the peers, snapshot them and their queues, write the manifest (see module doc).
 
     ``secret_lookup`` resolves the peers' Airflow-held secrets (``replication/secrets.py``).
+    With ``hbase.replication`` false no peer is leased, the manifest is empty (so no job runs and
+    nothing is committed) and ``disabled`` says why.
     """
     source = open_source(zk, key, conf)
     storage = ReplicationPeerStorage(zk, source.paths)
-    wanted = peer_ids if peer_ids is not None else storage.list_peer_ids()
+    disabled = replication_disabled_reason(conf) or ""
+    if disabled:
+        LOG.warning("Nothing shipped: %s", disabled)
+    wanted = [] if disabled else peer_ids if peer_ids is not None else storage.list_peer_ids()
     ttl = conf.get_int("hbrep.ship.lease.ms", lease.DEFAULT_LEASE_MS)
     leased, busy = [], {}
     for peer_id in wanted:
@@ -88,7 +94,7 @@ def snapshot_step(
     folder.mkdir(parents=True, exist_ok=True)
     path = str(folder / "manifest.json")
     write_text(path, manifest.to_json())
-    return SnapshotOutcome(path, manifest.cycle_id, len(manifest.queues), leased, busy)
+    return SnapshotOutcome(path, manifest.cycle_id, len(manifest.queues), leased, busy, disabled)
 
 
 def ship_step(manifest_path: str, conf: Config, *, runner: ShipJobRunner, result_path: str | None = None) -> ShipResult:
@@ -112,6 +118,7 @@ class CycleReport:
     peers: dict[str, dict[str, Any]]
     queues: list[dict[str, Any]]
     busy_peers: dict[str, str]
+    disabled: str = ""  # why nothing was shipped (hbase.replication false), else ""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -239,4 +246,5 @@ def run_cycle(
         raise
     report = commit_step(zk, key, conf, outcome.manifest_path, owner=owner)
     report.busy_peers = outcome.busy_peers
+    report.disabled = outcome.disabled
     return report

@@ -19,6 +19,9 @@ from replication.wal.model import WALKey
 SCOPE_GLOBAL = 1
 SYSTEM_NAMESPACE = "hbase"
 SYSTEM_TABLES_REPLICATED = frozenset({"hbase:acl", "hbase:labels"})
+# 0.94's catalog tables (spec §10): its replication skipped them by name as 2.x skips hbase:meta; a
+# 0.94 HLog read through the legacy reader names them so
+LEGACY_CATALOG_TABLES = frozenset({"-ROOT-", ".META."})
 METAFAMILY = b"METAFAMILY"
 _U16 = struct.Struct(">H")
 
@@ -67,7 +70,9 @@ class EntryFilter:
         cached = self._table_cache.get(table_name)
         if cached is None:
             table = table_name_str(table_name)
-            system = namespace_of(table) == SYSTEM_NAMESPACE and table not in SYSTEM_TABLES_REPLICATED
+            system = (
+                namespace_of(table) == SYSTEM_NAMESPACE and table not in SYSTEM_TABLES_REPLICATED
+            ) or table in LEGACY_CATALOG_TABLES
             cached = (table, (not system) and self._need(table, None))
             self._table_cache[table_name] = cached
         return cached

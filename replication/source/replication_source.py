@@ -27,7 +27,7 @@ from replication.source.peer_protocol import HBREP, configured_protocol, sink_cl
 from replication.source.read_ahead import ReadAhead
 from replication.source.shipper import ReplicationSourceShipper
 from replication.source.sink_manager import ReplicationSinkManager
-from replication.source.throttler import ReplicationThrottler
+from replication.source.throttler import ReplicationThrottler, source_bandwidth
 from replication.source.wal_reader import ReplicationSourceWALReader, WALMissing, ZeroLengthWAL
 from replication.tables.descriptors import TableRegistry
 from replication.tls import zk_client_tls
@@ -144,7 +144,8 @@ def ship_queue(
         )
         queues_of_peer = max(1, sum(1 for q in manifest.queues if q.peer_id == peer.peer_id))
         bandwidth = int(peer.config.get("bandwidth") or conf.get_int("replication.source.per.peer.node.bandwidth"))
-        shipper = ReplicationSourceShipper(endpoint, ReplicationThrottler(bandwidth // queues_of_peer), metrics, sleep)
+        per_source = source_bandwidth(bandwidth, queues_of_peer, conf.get_bool("hbrep.source.bandwidth.split", False))
+        shipper = ReplicationSourceShipper(endpoint, ReplicationThrottler(per_source), metrics, sleep)
         reader = ReplicationSourceWALReader(fs, root, queue, entry_filter, conf, metrics)
         # HBase's reader and shipper threads: the next batch is read while the peer applies this one
         with ReadAhead(reader.batches(), conf.get_int("replication.source.nb.batches")) as batches:

@@ -46,6 +46,8 @@ class ReplicationSinkManager:
         """Re-read the peer's servers and keep a random ``ratio`` subset of them."""
         servers = list(self.fetch_servers())
         self._known = tuple(sorted(servers))
+        # the reference guide's pair of lines (0.94's ReplicationSource.chooseSinks logged both)
+        LOG.info("Considering %d rs, with ratio %s", len(servers), self.ratio)
         self.rng.shuffle(servers)
         count = math.ceil(len(servers) * self.ratio)
         self.sinks = servers[:count]

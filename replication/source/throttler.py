@@ -6,6 +6,19 @@ import time
 from collections.abc import Callable
 
 
+def source_bandwidth(peer_bandwidth: int, queues_of_peer: int, split: bool) -> int:
+    """Bytes/s one queue's source may ship to its peer (0 = unthrottled).
+
+    HBase gives every ReplicationSource (every queue, recovered ones too) its own throttler with the
+    peer's whole bandwidth, so that is the default. With ``split`` (``hbrep.source.bandwidth.split``)
+    the peer's bandwidth is shared by the peer's ``queues_of_peer`` queues of the cycle instead, so the
+    whole cluster stays under it (at least 1 byte/s each, never unthrottled by rounding).
+    """
+    if peer_bandwidth <= 0 or not split:
+        return max(0, peer_bandwidth)
+    return max(1, peer_bandwidth // max(1, queues_of_peer))
+
+
 class ReplicationThrottler:
     """Allows ``bandwidth`` bytes/s (0 = unthrottled) by granting ``bandwidth / 10`` bytes per 100 ms."""
 

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import contextlib
+import posixpath
 import re
 from dataclasses import dataclass, field
 
@@ -19,6 +20,7 @@ from replication.secrets import refuse_plain_secrets
 from replication.tables.names import TableName, validate_family_name
 from replication.zk import codec
 from replication.zk.acl import acl_for, zk_access
+from replication.zk.cluster_id import ClusterIdNotFound, read_cluster_id
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
 from replication.zk.queue_info import ReplicationQueueInfo
@@ -34,6 +36,18 @@ class BadPeerId(HbrepError):
 
 class PeerNotFound(HbrepError):
     """No peer with that id."""
+
+
+class PeerIsSelf(HbrepError):
+    """add_peer of the source cluster itself (same cluster id)."""
+
+
+def _same_ensemble(ours: tuple[tuple[str, int], ...], theirs: list[tuple[str, int]]) -> bool:
+    def normal(host: str) -> str:
+        lowered = host.lower()
+        return "127.0.0.1" if lowered == "localhost" else lowered
+
+    return bool({(normal(h), p) for h, p in ours} & {(normal(h), int(p)) for h, p in theirs})
 
 
 class PeerExists(HbrepError):
@@ -257,6 +271,7 @@ class ReplicationPeerStorage:
         check_peer_id(peer_id)
         ClusterKey.parse(config.cluster_key)
         refuse_plain_secrets(config.configuration)
+        self._refuse_self(peer_id, config)
         with zk_access(self.paths.peers):
             if self.zk.exists(self.paths.peer(peer_id)):
                 raise PeerExists(f"peer {peer_id} already exists")
@@ -277,6 +292,34 @@ class ReplicationPeerStorage:
         for result in results:
             if isinstance(result, Exception):
                 raise HbrepError(f"adding peer {peer_id} failed: {type(result).__name__}")
+
+    def _refuse_self(self, peer_id: str, config: ReplicationPeerConfig) -> None:
+        """HBase's ReplicationPeerManager.checkSameClusterKey: PeerIsSelf when the peer's cluster id is
+        this cluster's, for the default endpoint (a custom one may replicate to its own cluster).
+
+        Departure: HBase opens a session to the peer's ZooKeeper and refuses the peer when it cannot read
+        its id ("Can't get peerClusterId"); hbrep lets a peer be added before its cluster runs, so the id
+        is compared when the peer's parent is on this session's ensemble (one cluster = one ZooKeeper
+        namespace) and has an id.
+        """
+        impl = config.replication_endpoint_impl
+        if impl and not impl.endswith("HBaseInterClusterReplicationEndpoint"):
+            return
+        key = ClusterKey.parse(config.cluster_key)
+        if self.zk.chroot or not _same_ensemble(key.servers, self.zk.hosts):
+            return
+        peer_hbaseid = posixpath.join(key.znode_parent, posixpath.relpath(self.paths.hbaseid, self.paths.parent))
+        try:
+            local = read_cluster_id(self.zk, self.paths)
+            with zk_access(peer_hbaseid):
+                data, _ = self.zk.get(peer_hbaseid)
+        except (ClusterIdNotFound, NoNodeError):
+            return
+        if codec.parse_cluster_id(data, peer_hbaseid) == local:
+            raise PeerIsSelf(
+                f"peer {peer_id}: Invalid cluster key: {config.cluster_key}, "
+                "should not replicate to itself for HBaseInterClusterReplicationEndpoint"
+            )
 
     def remove_peer(self, peer_id: str) -> None:
         """Delete the peer (recursively), then its normal and recovered queues on every replicator."""

@@ -111,3 +111,24 @@ def test_add_peer_config_pairs_land_in_the_peer_configuration(cluster_key):
         zk.close()
     bad = hbrep(*c, "add_peer", "6", "zk9:2181:/real", "--config", "novalue")
     assert bad.returncode == 1 and len(bad.stderr.strip().splitlines()) == 1 and "KEY=VALUE" in bad.stderr
+
+
+def test_add_peer_of_this_cluster_is_one_error_line(cluster_key):
+    from replication.config import Config
+    from replication.zk.cluster_id import create_cluster_id_if_absent
+
+    key = ClusterKey.parse(cluster_key)
+    zk = connect(key)
+    try:
+        create_cluster_id_if_absent(zk, ZNodePaths(Config.load(env={}), parent=key.znode_parent))
+        refused = hbrep("--cluster", cluster_key, "add_peer", "1", cluster_key)
+        assert refused.returncode == 1 and refused.stdout == ""
+        assert refused.stderr.strip().splitlines() == [
+            f"hbrep: error: peer 1: Invalid cluster key: {cluster_key}, should not replicate to itself for "
+            "HBaseInterClusterReplicationEndpoint"
+        ]
+        assert not zk.exists(ZNodePaths(Config.load(env={}), parent=key.znode_parent).peer("1"))
+    finally:
+        zk.delete(key.znode_parent, recursive=True)
+        zk.stop()
+        zk.close()

@@ -166,6 +166,7 @@ def test_a_peer_region_server_sigkilled_mid_ship_loses_nothing(source, real_hbas
             "replication.source.ratio": "1.0",
             "replication.source.nb.capacity": "10",
             "replication.source.per.peer.node.bandwidth": str(20_000),
+            "hbrep.source.bandwidth.split": "true",  # the two queues share it: the pace this test was tuned at
         },
     )
     reports: list[CycleReport] = []

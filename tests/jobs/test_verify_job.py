@@ -96,6 +96,16 @@ def test_verify_and_quality_commands_in_process(two_clusters, capsys, tmp_path, 
     assert code == 0
     assert result["counters"]["GOODROWS"] == 5 and result["counters"]["BADROWS"] == 0
     assert result["peer"] == str(peer_key)
+    # --stoptime, the reference guide's spelling of --endtime: rows 102 and 103 only
+    code = main(["--cluster", str(source_key), "verify", "1", TABLE, "--in-process", "--json",
+                 "--starttime", "102", "--stoptime", "104"])  # fmt: skip
+    assert code == 0
+    assert json.loads(capsys.readouterr().out)["counters"]["GOODROWS"] == 2
+    code = main(["--cluster", str(source_key), "verify", "1", TABLE, "--stoptime", "104", "--endtime", "105"])
+    assert code == 1
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "hbrep: error: --stoptime 104 and --endtime 105 differ (they are one option)"
+    ]
 
     rules = tmp_path / "rules.json"
     rules.write_text(json.dumps({"tables": {TABLE: {"columns": {"f:q": {"regex": "^v[0-9]+$", "not_null": True}}}}}))

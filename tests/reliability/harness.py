@@ -241,11 +241,16 @@ def wait_for(predicate, timeout: float = 30.0, what: str = "condition") -> None:
 
 
 def throttled(conf: Config, seconds: float, rows: int) -> Config:
-    """A Config whose ship path takes about ``seconds`` for ``rows`` rows (per-peer bandwidth, small batches)."""
+    """A Config whose ship path takes about ``seconds`` for ``rows`` rows (per-peer bandwidth shared by the
+    peer's queues, ``hbrep.source.bandwidth.split``, so the whole cluster's ship is paced; small batches)."""
     row_bytes = 110  # one replicated cell of row_cells() on the wire, roughly
     bandwidth = max(1024, int(rows * row_bytes / max(seconds, 0.1)))
     return conf.with_overrides(
-        {"replication.source.per.peer.node.bandwidth": str(bandwidth), "replication.source.size.capacity": "2048"}
+        {
+            "replication.source.per.peer.node.bandwidth": str(bandwidth),
+            "hbrep.source.bandwidth.split": "true",
+            "replication.source.size.capacity": "2048",
+        }
     )
 
 

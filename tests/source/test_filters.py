@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+import dataclasses
 import uuid
 
-from replication.source.filters import EntryFilter, table_name_str
+from replication.source.filters import METAFAMILY, EntryFilter, table_name_str
 from replication.wal.cell_codec import decode_cells, encode_cells
 from replication.wal.model import Cell, CellType, WALKey
+from replication.wal.reader import open_wal
 from replication.zk.peer_storage import ReplicationPeerConfig
 
 LOCAL = uuid.UUID(int=1)
@@ -55,6 +57,26 @@ def test_system_tables_never_ship_except_acl_and_labels():
     assert run(filter_for(), key(b"hbase:meta"), cells(b"f1"))[0] is None
     assert run(filter_for(), key(b"hbase:namespace"), cells(b"f1"))[0] is None
     assert run(filter_for(), key(b"hbase:acl"), cells(b"f1"))[0] is not None
+
+
+def test_094_catalog_tables_never_ship_even_when_scoped(hlog_fixtures):
+    # the real 0.94 HLog of HBase's TestMetaMigrationConvertToPB holds -ROOT- and .META. edits beside
+    # TestTable's; every family is given scope GLOBAL so only the table-name rule can stop the catalog
+    path = hlog_fixtures / "TestMetaMigrationConvertToPB" / "10.10.11.105%2C52612%2C1344395574117.1344395576705"
+    seen, shipped = set(), []
+    for raw in open_wal(str(path)).raw_entries():
+        families = {c.family for c in decode_cells(bytes(raw.cell_bytes), raw.cell_count)[0]} - {METAFAMILY}
+        scoped = dataclasses.replace(raw.key, scopes=dict.fromkeys(families, 1))
+        seen.add(raw.key.table_name)
+        result = filter_for().filter(scoped, raw.cell_count, raw.cell_bytes)
+        if result is not None:
+            shipped.append(result)
+    assert seen == {b"-ROOT-", b".META.", b"TestTable"}
+    assert {s.key.table_name for s in shipped} == {b"TestTable"}
+    assert sum(s.cell_count for s in shipped) == 100  # row1..row100, f1:c1
+    assert run(filter_for(), key(b"-ROOT-"), cells(b"f1"))[0] is None
+    assert run(filter_for(), key(b".META."), cells(b"f1"))[0] is None
+    assert run(filter_for(), key(b"META"), cells(b"f1"))[0] is not None  # a user table named so ships
 
 
 def test_edit_the_peer_already_has_is_not_sent_back():

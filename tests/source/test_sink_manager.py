@@ -56,3 +56,18 @@ def test_no_live_servers_is_clear_error():
     manager = ReplicationSinkManager("7", list, 0.5, 3)
     with pytest.raises(NoSinksAvailable, match="peer 7 has no live region server"):
         manager.get_sink()
+
+
+def test_sink_choice_logs_the_reference_guides_lines_for_a_real_server_list(zk, caplog):
+    # the peer's region servers as ephemeral znodes on the real ZooKeeper, read as the ship reads them
+    for server in SERVERS[:3]:
+        zk.create(f"/rs/{server}", b"", ephemeral=True, makepath=True)
+    manager = ReplicationSinkManager("2", lambda: sorted(zk.get_children("/rs")), 0.1, 3, random.Random(3))
+    with caplog.at_level(logging.INFO, logger="replication.source.sink_manager"):
+        sink = manager.get_sink()
+    assert [r.getMessage() for r in caplog.records] == [
+        "Considering 3 rs, with ratio 0.1",
+        "Getting 1 rs from peer cluster # 2",
+        f"Choosing peer {sink}",
+    ]
+    assert sink in SERVERS[:3]

@@ -1,6 +1,10 @@
 from __future__ import annotations
 
-from replication.source.throttler import ReplicationThrottler
+import pytest
+
+from replication.config import Config
+from replication.errors import ConfigError
+from replication.source.throttler import ReplicationThrottler, source_bandwidth
 
 
 class Clock:
@@ -40,3 +44,21 @@ def test_throttle_bounds_rate():
         throttler.throttle(1000, sleep)
     elapsed = clock.now - 100.0
     assert elapsed >= 1.8  # 20 kB at 10 kB/s needs about 2 s
+
+
+def test_each_source_gets_the_peers_whole_bandwidth_unless_split_is_asked():
+    # HBase: one throttler per ReplicationSource, each with the peer's bandwidth
+    assert [source_bandwidth(1000, n, split=False) for n in (1, 3, 7)] == [1000, 1000, 1000]
+    # hbrep.source.bandwidth.split: the peer's queues share it
+    assert [source_bandwidth(1000, n, split=True) for n in (0, 1, 3, 7)] == [1000, 1000, 333, 142]
+    assert source_bandwidth(2, 5, split=True) == 1  # never 0, which would mean unthrottled
+    assert source_bandwidth(0, 5, split=True) == source_bandwidth(0, 5, split=False) == 0
+
+
+def test_split_is_a_boolean_key_off_by_default():
+    assert Config.load(env={}).get_bool("hbrep.source.bandwidth.split") is False
+    assert Config.load(env={}, overrides={"hbrep.source.bandwidth.split": "true"}).get_bool(
+        "hbrep.source.bandwidth.split"
+    )
+    with pytest.raises(ConfigError, match=r"bad value for hbrep.source.bandwidth.split \(from overrides\)"):
+        Config.load(env={}, overrides={"hbrep.source.bandwidth.split": "half"})

@@ -2,11 +2,15 @@ from __future__ import annotations
 
 import pytest
 
+from replication.config import Config
 from replication.errors import HbrepError
-from replication.zk.cluster_key import BadClusterKey
+from replication.zk.cluster_id import create_cluster_id_if_absent
+from replication.zk.cluster_key import BadClusterKey, ClusterKey
+from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import (
     BadPeerId,
     PeerExists,
+    PeerIsSelf,
     PeerNotFound,
     PeerQueuesLeftOver,
     ReplicationPeerConfig,
@@ -100,3 +104,32 @@ def test_parse_table_cfs():
     }
     with pytest.raises(HbrepError, match="a:b:c:d"):
         parse_table_cfs("a:b:c:d")
+
+
+def test_a_peer_that_is_this_cluster_is_refused_with_hbases_reason(zkc, paths, cluster_key):
+    peers = ReplicationPeerStorage(zkc, paths)
+    own_id = create_cluster_id_if_absent(zkc, paths)
+    port = ClusterKey.parse(cluster_key).servers[0][1]
+    for alias in (cluster_key, f"localhost:{port}:{paths.parent}"):
+        with pytest.raises(PeerIsSelf) as refused:
+            peers.add_peer("1", ReplicationPeerConfig(alias))
+        assert str(refused.value) == (
+            f"peer 1: Invalid cluster key: {alias}, should not replicate to itself for "
+            "HBaseInterClusterReplicationEndpoint"
+        )
+    # another parent holding the same cluster id is the same cluster too (HBase compares ids, not keys)
+    twin = ZNodePaths(Config.load(env={}), parent=f"{paths.parent}-twin")
+    create_cluster_id_if_absent(zkc, twin, own_id)
+    with pytest.raises(PeerIsSelf):
+        peers.add_peer("1", ReplicationPeerConfig(f"127.0.0.1:{port}:{twin.parent}"))
+    assert peers.list_peer_ids() == []
+    # a cluster with its own id, one without an id yet, another ensemble, a custom endpoint: accepted
+    other = ZNodePaths(Config.load(env={}), parent=f"{paths.parent}-other")
+    create_cluster_id_if_absent(zkc, other)
+    peers.add_peer("2", ReplicationPeerConfig(f"127.0.0.1:{port}:{other.parent}"))
+    peers.add_peer("3", ReplicationPeerConfig(f"127.0.0.1:{port}:{paths.parent}-no-id-yet"))
+    peers.add_peer("4", ReplicationPeerConfig(f"zk9:2181:{paths.parent}"))
+    peers.add_peer("5", ReplicationPeerConfig(cluster_key, replication_endpoint_impl="org.example.LocalIndexer"))
+    assert peers.list_peer_ids() == ["2", "3", "4", "5"]
+    for parent in (twin.parent, other.parent):
+        zkc.delete(parent, recursive=True)

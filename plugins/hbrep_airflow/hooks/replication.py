@@ -154,6 +154,7 @@ class ReplicationHook(BaseHook):
             "queues": outcome.queues,
             "leased": peer_id in outcome.peers,
             "busy": outcome.busy_peers.get(peer_id),
+            "disabled": outcome.disabled,
             "pyfiles": str(pyfiles) if pyfiles else None,
             "spark_master": conf.get_str("hbrep.spark.master"),
         }

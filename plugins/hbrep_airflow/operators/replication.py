@@ -79,6 +79,8 @@ class SnapshotOperator(_HbrepOperator):
         owner = default_owner(_dag_id(context), _run_id(context), self.peer_id)
         cycle_id = safe_name(f"{_run_id(context)}-{self.peer_id}")
         outcome = hook.snapshot(self.peer_id, owner=owner, cycle_id=cycle_id)
+        if outcome.get("disabled"):
+            raise AirflowSkipException(f"peer {self.peer_id}: nothing shipped, {outcome['disabled']}")
         if outcome["busy"]:
             raise AirflowSkipException(f"peer {self.peer_id}: {outcome['busy']}")
         if not outcome["queues"]:
@@ -172,7 +174,11 @@ class ShipWindowOperator(_HbrepOperator):
                 + (f" (and {len(report['failures']) - 1} more)" if len(report["failures"]) > 1 else "")
             )
         if not report["shipping_passes"]:
-            why = report["busy_peers"].get(self.peer_id) or "nothing to ship (no queue has unshipped data)"
+            why = (
+                report.get("disabled")
+                or report["busy_peers"].get(self.peer_id)
+                or "nothing to ship (no queue has unshipped data)"
+            )
             raise AirflowSkipException(f"peer {self.peer_id}: {why}")
         context["outlet_events"][AssetAlias(PEER_ASSET_ALIAS)].add(
             Asset(peer_asset_uri(hook.cluster_name(), self.peer_id)), extra=summary
@@ -229,6 +235,8 @@ class ClaimQueuesOperator(_HbrepOperator):
 
     def execute(self, context: Any) -> dict[str, Any]:
         report = self.hook.failover()
+        if report.get("disabled"):
+            self.log.warning("No replication queue claimed: %s", report["disabled"])
         for server in report["servers"]:
             self.log.info("Dead server %s: %s %s", server["server"], server["action"], server.get("moved") or "")
         errors = [s for s in report["servers"] if s["action"] in ("error", "no-live-server")]
