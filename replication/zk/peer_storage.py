@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import NodeExistsError, NoNodeError
+from kazoo.exceptions import NoAuthError, NodeExistsError, NoNodeError
 
 from replication.errors import HbrepError
 from replication.proto import HBase_pb2, Replication_pb2
@@ -311,9 +311,10 @@ class ReplicationPeerStorage:
         peer_hbaseid = posixpath.join(key.znode_parent, posixpath.relpath(self.paths.hbaseid, self.paths.parent))
         try:
             local = read_cluster_id(self.zk, self.paths)
-            with zk_access(peer_hbaseid):
-                data, _ = self.zk.get(peer_hbaseid)
-        except (ClusterIdNotFound, NoNodeError):
+            data, _ = self.zk.get(peer_hbaseid)
+        except (ClusterIdNotFound, NoNodeError, NoAuthError):
+            # no id yet, or one this session may not read: the peer's znodes are not this cluster's
+            # (this cluster's own id is readable with these credentials)
             return
         if codec.parse_cluster_id(data, peer_hbaseid) == local:
             raise PeerIsSelf(
