@@ -4,7 +4,11 @@ isReplicationPeerEnabled), and HBase's region servers start a replication source
 
 A running HBase 2.x master keeps its peers in memory and changes them only through its own
 procedures (AddPeerProcedure and friends), so it loads a peer written into ZooKeeper by hbrep when it
-starts: the second test restarts the real HBase (README: "Real HBase beside hbrep").
+starts: the second and third tests restart the real HBase (README: "Real HBase beside hbrep"). Its
+region servers learn a peer's state changes only from the master's procedures too, so `hbrep
+enable_peer` alone is not seen by a running HBase: the third test shows it ignored, then enables the
+peer through HBase's Admin API, after which HBase ships every row (those written while the peer was
+disabled included) into an hbrep cluster's HBase-RPC sink.
 """
 
 from __future__ import annotations
@@ -14,14 +18,28 @@ import time
 import uuid
 
 import pytest
-from interop.helpers import hbrep, hbrep_json
+from interop.helpers import (
+    assert_every_cell_arrives,
+    assert_hbrep_wal_keeps_hbase_cluster_id,
+    create_on_both,
+    hbase_table_cells,
+    hbrep,
+    hbrep_json,
+    hbrep_table_cells,
+    write_through_thrift,
+)
 
+from replication.cluster.hbase_registry import hbase_cluster_key
 from replication.zk.client import connected
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import ReplicationPeerStorage
 
 pytestmark = pytest.mark.slow
+
+# how long a running HBase is watched not shipping after an enable written only to ZooKeeper (a few of
+# its shipper's sleeps, replication.source.sleepforretries = 1 s; HBase ships within seconds once enabled)
+IGNORED_ENABLE_WINDOW_S = 15
 
 
 def _hbase_config(peer: dict) -> dict:
@@ -123,3 +141,37 @@ def test_peer_added_by_hbrep_is_read_back_by_hbase_admin_exactly(real_hbase):
             time.sleep(1)
     finally:
         real_hbase.admin("remove-peer", peer_id)
+
+
+def test_peer_added_by_hbrep_for_an_hbrep_cluster_gets_every_row_once_hbase_enables_it(hbrep_sink, real_hbase):
+    """`hbrep add_peer` (DISABLED) names an hbrep cluster's HBase-RPC key; after HBase's restart loads
+    it, rows written while it is disabled stay on HBase; `hbrep enable_peer` alone is not seen by the
+    running HBase (its master still reports the peer disabled and nothing ships: HBase 2.x learns a
+    state change only through its EnablePeerProcedure, or, by its code, at a restart: not tested
+    here); HBase's Admin API enable then ships every cell, with HBase's cluster id kept in hbrep's
+    WAL keys."""
+    cluster = real_hbase.layout().cluster_key
+    table, peer_id = f"peer_{uuid.uuid4().hex[:8]}", f"r{uuid.uuid4().hex[:6]}"
+    create_on_both(hbrep_sink, real_hbase, table)
+    peer_key = hbase_cluster_key(hbrep_sink.key, hbrep_sink.paths)
+    hbrep("add_peer", peer_id, peer_key, "--state", "DISABLED", "--table-cfs", table, cluster=cluster)
+    real_hbase.restart()
+    try:
+        hbase = _peers(real_hbase, peer_id)[peer_id]
+        assert hbase["is_enabled"] is False and hbase["config"]["cluster_key"] == peer_key
+        assert hbase["config"]["table_cfs"] == {table: []}
+        expected = write_through_thrift(real_hbase, table, 300)
+        assert hbase_table_cells(real_hbase, table) == expected
+
+        hbrep("enable_peer", peer_id, cluster=cluster)
+        assert {r["PEER_ID"]: r["STATE"] for r in hbrep_json("list_peers", cluster=cluster)}[peer_id] == "ENABLED"
+        assert _peers(real_hbase, peer_id)[peer_id]["is_enabled"] is False  # HBase's master did not notice
+        time.sleep(IGNORED_ENABLE_WINDOW_S)
+        assert hbrep_table_cells(hbrep_sink, table) == set(), "HBase shipped after an enable written to ZooKeeper"
+
+        real_hbase.admin("enable-peer", peer_id)
+        assert _peers(real_hbase, peer_id)[peer_id]["is_enabled"] is True
+        assert_every_cell_arrives(hbrep_sink, table, expected)
+    finally:
+        real_hbase.admin("remove-peer", peer_id)
+    assert_hbrep_wal_keeps_hbase_cluster_id(hbrep_sink, real_hbase, table, expected)
