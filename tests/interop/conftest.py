@@ -68,6 +68,23 @@ def real_hbase_on_hdfs(zk_server, hdfs_cluster, tmp_path_factory, request) -> It
         request.config.stash[REAL_HBASE_ON_HDFS_KEY] = None
 
 
+@pytest.fixture(scope="module")
+def hbrep_sink(zk_server, tmp_path_factory) -> Iterator[object]:
+    """An embedded hbrep cluster (2 region servers, HBase RPC listeners on by default) for a real HBase
+    to replicate into, with its ClusterKey as ``key``; stopped at the end of the module that uses it."""
+    from replication.cluster.embedded import start_cluster
+    from replication.config import Config
+    from replication.zk.cluster_key import ClusterKey
+
+    key = f"127.0.0.1:{zk_server.port}:/hbrep-dst-{uuid.uuid4().hex[:8]}"
+    cluster = start_cluster(key, str(tmp_path_factory.mktemp("dst")), 2, conf=Config.load(env={}), name="dst")
+    try:
+        cluster.key = ClusterKey.parse(key)
+        yield cluster
+    finally:
+        cluster.stop()
+
+
 REAL_HBASE_KEY = pytest.StashKey[object]()
 REAL_HBASE_ON_HDFS_KEY = pytest.StashKey[object]()
 

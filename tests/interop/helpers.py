@@ -8,10 +8,21 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
+from cluster.helpers import wal_entries
+
 from replication.devstack.hbase import HBaseError
+from replication.fs import LocalFileSystem
+from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
+from replication.tables.semantics import scan_cells
+from replication.tables.table_files import read_cells
+from replication.zk.client import connected
+from replication.zk.cluster_id import read_cluster_id
+from replication.zk.cluster_key import ClusterKey
+from replication.zk.layout import ZNodePaths
 
 PRETTY_PRINTER = "org.apache.hadoop.hbase.wal.WALPrettyPrinter"
 HBREP = [sys.executable, "-m", "replication.cli"]
@@ -151,3 +162,109 @@ def hbrep(*args: str, cluster: str) -> str:
 def hbrep_json(*args: str, cluster: str) -> Any:
     """``hbrep --cluster CLUSTER ARGS --json``, parsed."""
     return json.loads(hbrep(*args, "--json", cluster=cluster))
+
+
+# a table on real HBase and the same on an embedded hbrep cluster, for HBase replicating into hbrep
+SINK_VERSIONS = 3
+ARRIVAL_TIMEOUT_S = 180
+
+
+def create_on_both(hbrep_sink, real_hbase, table: str) -> None:
+    """TABLE with families a and b (scope 1, SINK_VERSIONS versions) on the hbrep cluster and on the real HBase."""
+    families = [ColumnFamilyDescriptor(f, scope=1, max_versions=SINK_VERSIONS) for f in ("a", "b")]
+    TableRegistry(LocalFileSystem(), hbrep_sink.root).create(TableDescriptor.of(table, *families))
+    real_hbase.admin("create-table", table, str(SINK_VERSIONS), "a:1", "b:1")
+
+
+def hbase_table_cells(real_hbase, table: str) -> set[tuple]:
+    """Every version of every column of ``table`` on the real HBase, through happybase."""
+    connection = real_hbase.happybase_connection()
+    try:
+        htable = connection.table(table)
+        cells = set()
+        for row, columns in htable.scan():
+            for column in columns:
+                family, qualifier = column.split(b":", 1)
+                for value, ts in htable.cells(row, column, versions=SINK_VERSIONS + 2, include_timestamp=True):
+                    cells.add((row, family, qualifier, ts, value))
+        return cells
+    finally:
+        connection.close()
+
+
+def hbrep_table_cells(hbrep_sink, table: str) -> set[tuple]:
+    """What the hbrep cluster holds for ``table`` (flushed, every version kept by the descriptor)."""
+    with hbrep_sink.client() as client:
+        client.flush(table)
+    cells = scan_cells(read_cells(LocalFileSystem(), hbrep_sink.root, table), versions=SINK_VERSIONS)
+    return {(c.row, c.family, c.qualifier, c.timestamp, c.value) for c in cells}
+
+
+def wait_for_hbrep_cells(
+    hbrep_sink, table: str, expected: set[tuple], timeout: float = ARRIVAL_TIMEOUT_S
+) -> set[tuple]:
+    """The cells of ``table`` on the hbrep cluster once they equal ``expected``, or at ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    arrived = hbrep_table_cells(hbrep_sink, table)
+    while arrived != expected and time.monotonic() < deadline:
+        time.sleep(2)
+        arrived = hbrep_table_cells(hbrep_sink, table)
+    return arrived
+
+
+def write_through_thrift(real_hbase, table: str, rows: int) -> set[tuple]:
+    """Puts (three versions of a:q, one of b:q and b:r per row) through happybase, then deletes of whole
+    columns (happybase's delete); returns the cells that must remain."""
+    connection = real_hbase.happybase_connection()
+    written: set[tuple] = set()
+    try:
+        htable = connection.table(table)
+        for ts in (10, 20, 30):
+            with htable.batch(timestamp=ts, batch_size=100) as batch:
+                for i in range(rows):
+                    row = f"row{i:05d}".encode()
+                    batch.put(row, {b"a:q": b"a%d-%d" % (i, ts)})
+                    written.add((row, b"a", b"q", ts, b"a%d-%d" % (i, ts)))
+        with htable.batch(timestamp=40, batch_size=100) as batch:
+            for i in range(rows):
+                row = f"row{i:05d}".encode()
+                batch.put(row, {b"b:q": b"b%d" % i, b"b:r": b"r%d" % i})
+                written |= {(row, b"b", b"q", 40, b"b%d" % i), (row, b"b", b"r", 40, b"r%d" % i)}
+        for i in range(0, rows, 10):  # every 10th row loses b:r (all versions)
+            row = f"row{i:05d}".encode()
+            htable.delete(row, columns=[b"b:r"])
+            written.discard((row, b"b", b"r", 40, b"r%d" % i))
+    finally:
+        connection.close()
+    return written
+
+
+def hbase_cluster_id(real_hbase) -> str:
+    """The real HBase's cluster id (its hbaseid znode)."""
+    key = ClusterKey.parse(real_hbase.layout().cluster_key)
+    with connected(key) as zk:
+        return read_cluster_id(zk, ZNodePaths(parent=key.znode_parent))
+
+
+def hbrep_wal_entries_of(hbrep_sink, table: str) -> list:
+    """Every WAL entry of ``table`` the hbrep cluster's region servers wrote."""
+    return [
+        e for s in hbrep_sink.servers for e in wal_entries(hbrep_sink.root, s) if e.key.table_name == table.encode()
+    ]
+
+
+def assert_every_cell_arrives(hbrep_sink, table: str, expected: set[tuple]) -> None:
+    """The hbrep cluster's cells of ``table`` become exactly ``expected`` within ARRIVAL_TIMEOUT_S (printed)."""
+    arrived = wait_for_hbrep_cells(hbrep_sink, table, expected)
+    missing, extra = expected - arrived, arrived - expected
+    print(f"cells written {len(expected)}, on hbrep {len(arrived)}, missing {len(missing)}, extra {len(extra)}")
+    assert arrived == expected, (sorted(missing)[:5], sorted(extra)[:5])
+
+
+def assert_hbrep_wal_keeps_hbase_cluster_id(hbrep_sink, real_hbase, table: str, expected: set[tuple]) -> None:
+    """Every edit hbrep's sink wrote for ``table`` carries the real HBase's cluster id (its hbaseid) and
+    only it, and those edits hold every row of ``expected``."""
+    entries = hbrep_wal_entries_of(hbrep_sink, table)
+    assert entries, "no WAL entry of the table on the hbrep side"
+    assert {tuple(e.key.cluster_ids) for e in entries} == {(hbase_cluster_id(real_hbase),)}
+    assert {c.row for e in entries for c in e.cells} == {row for row, *_ in expected}

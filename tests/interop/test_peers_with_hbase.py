@@ -4,7 +4,11 @@ isReplicationPeerEnabled), and HBase's region servers start a replication source
 
 A running HBase 2.x master keeps its peers in memory and changes them only through its own
 procedures (AddPeerProcedure and friends), so it loads a peer written into ZooKeeper by hbrep when it
-starts: the second test restarts the real HBase (README: "Real HBase beside hbrep").
+starts: the second and third tests restart the real HBase (README: "Real HBase beside hbrep"). Its
+region servers learn a peer's state changes only from the master's procedures too, so `hbrep
+enable_peer` alone is not seen by a running HBase: the third test shows it ignored, then HBase
+shipping every row (those written while the peer was disabled included) into an hbrep cluster's
+HBase-RPC sink once the peer is enabled through HBase's Admin API, or once HBase restarts.
 """
 
 from __future__ import annotations
@@ -14,14 +18,28 @@ import time
 import uuid
 
 import pytest
-from interop.helpers import hbrep, hbrep_json
+from interop.helpers import (
+    assert_every_cell_arrives,
+    assert_hbrep_wal_keeps_hbase_cluster_id,
+    create_on_both,
+    hbase_table_cells,
+    hbrep,
+    hbrep_json,
+    hbrep_table_cells,
+    write_through_thrift,
+)
 
+from replication.cluster.hbase_registry import hbase_cluster_key
 from replication.zk.client import connected
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import ReplicationPeerStorage
 
 pytestmark = pytest.mark.slow
+
+# how long a running HBase is watched not shipping after an enable written only to ZooKeeper (many of
+# its shipper's sleeps, replication.source.sleepforretries = 1 s; HBase ships within seconds once enabled)
+IGNORED_ENABLE_WINDOW_S = 15
 
 
 def _hbase_config(peer: dict) -> dict:
@@ -123,3 +141,50 @@ def test_peer_added_by_hbrep_is_read_back_by_hbase_admin_exactly(real_hbase):
             time.sleep(1)
     finally:
         real_hbase.admin("remove-peer", peer_id)
+
+
+def test_peers_added_by_hbrep_for_an_hbrep_cluster_get_every_row_once_hbase_sees_them_enabled(hbrep_sink, real_hbase):
+    """Two peers `hbrep add_peer` writes (DISABLED), each naming the hbrep cluster's HBase-RPC key for
+    its own table; after HBase's restart loads them, rows written while they are disabled stay on HBase.
+    `hbrep enable_peer` alone is not seen by the running HBase (its master still reports them disabled
+    and nothing ships: HBase 2.x region servers learn a state change only through the master's
+    EnablePeerProcedure). What works: the first peer enabled through HBase's Admin API ships every
+    cell at once; the second, left enabled only in ZooKeeper, ships every cell after HBase's next
+    restart (which loads the state; the rows sit in WALs of region servers that are gone, so they come
+    through the queues HBase claims). hbrep's WAL keys keep HBase's cluster id."""
+    cluster = real_hbase.layout().cluster_key
+    tag = uuid.uuid4().hex[:6]
+    by_admin, by_restart = (f"a{tag}", f"admin_{tag}"), (f"b{tag}", f"restart_{tag}")
+    peer_key = hbase_cluster_key(hbrep_sink.key, hbrep_sink.paths)
+    for peer_id, table in (by_admin, by_restart):
+        create_on_both(hbrep_sink, real_hbase, table)
+        hbrep("add_peer", peer_id, peer_key, "--state", "DISABLED", "--table-cfs", table, cluster=cluster)
+    real_hbase.restart()
+    try:
+        expected = {}
+        for peer_id, table in (by_admin, by_restart):
+            hbase = _peers(real_hbase, peer_id)[peer_id]
+            assert hbase["is_enabled"] is False and hbase["config"]["cluster_key"] == peer_key
+            assert hbase["config"]["table_cfs"] == {table: []}
+            expected[table] = write_through_thrift(real_hbase, table, 200)
+            assert hbase_table_cells(real_hbase, table) == expected[table]
+            hbrep("enable_peer", peer_id, cluster=cluster)
+            assert {r["PEER_ID"]: r["STATE"] for r in hbrep_json("list_peers", cluster=cluster)}[peer_id] == "ENABLED"
+            assert _peers(real_hbase, peer_id)[peer_id]["is_enabled"] is False  # HBase's master did not notice
+        time.sleep(IGNORED_ENABLE_WINDOW_S)
+        for _, table in (by_admin, by_restart):
+            assert hbrep_table_cells(hbrep_sink, table) == set(), f"{table}: shipped after an enable in ZooKeeper only"
+
+        real_hbase.admin("enable-peer", by_admin[0])
+        assert _peers(real_hbase, by_admin[0])[by_admin[0]]["is_enabled"] is True
+        assert_every_cell_arrives(hbrep_sink, by_admin[1], expected[by_admin[1]])
+        assert hbrep_table_cells(hbrep_sink, by_restart[1]) == set()
+
+        real_hbase.restart()
+        assert _peers(real_hbase, by_restart[0])[by_restart[0]]["is_enabled"] is True
+        assert_every_cell_arrives(hbrep_sink, by_restart[1], expected[by_restart[1]])
+    finally:
+        for peer_id, _ in (by_admin, by_restart):
+            real_hbase.admin("remove-peer", peer_id)
+    for _, table in (by_admin, by_restart):
+        assert_hbrep_wal_keeps_hbase_cluster_id(hbrep_sink, real_hbase, table, expected[table])
