@@ -15,6 +15,7 @@ spark-submit, in the same run. Per mode, in this order:
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import re
@@ -28,6 +29,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from bench import _support as s
 
@@ -38,6 +40,7 @@ sys.path.insert(0, str(REPO / "plugins"))
 from hbrep_airflow.devstack import SHIP_SCHEDULE, SHIP_WINDOW_MS  # noqa: E402  (plugins/ is not a package dir)
 
 MODES = ("connect", "submit")
+PARTIAL = Path(tempfile.gettempdir()) / "hbrep-bench-scheduler-partial.json"
 DAG = "hbrep_ship"
 PASS_LINE = re.compile(r"Pass (\d+) \((\S+)\): (\d+) queue\(s\), (\d+) rows, (\d+) bytes in ([\d.]+)s")
 
@@ -209,7 +212,8 @@ def passes(state: Path) -> list[dict[str, Any]]:
                 item = json.loads(line)
                 match = PASS_LINE.search(item["event"])
                 if match:
-                    out[match.group(2)] = {"at": _ts(item["timestamp"]), "queues": int(match.group(3)),
+                    out[match.group(2)] = {"at": _ts(item["timestamp"]), "window": match.group(2).rsplit("-p", 1)[0],
+                                           "queues": int(match.group(3)),
                                            "rows": int(match.group(4)), "seconds": float(match.group(6))}  # fmt: skip
     return sorted(out.values(), key=lambda p: p["at"])
 
@@ -224,19 +228,62 @@ def _wait_drained(st: Stack, peer: PeerRows, prefix: bytes, expected: int, timeo
     raise RuntimeError(f"scheduler bench ({st.mode}): {expected} rows not on the peer after {timeout:.0f}s")
 
 
-def _wait_no_active_run(st: Stack, timeout: float = 300) -> None:
+def _wait_runs_ended(st: Stack, before: float, timeout: float = 300) -> None:
+    """Wait until every run that started before ``before`` (epoch s) has ended."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if all(r["end"] for r in dag_runs(st.state, finished=False)):
+        runs = dag_runs(st.state, finished=False)
+        if all(r["end"] for r in runs if r["start"] and r["start"] < before):
             return
         time.sleep(1)
-    raise RuntimeError(f"scheduler bench ({st.mode}): a ship run still active after {timeout:.0f}s")
+    raise RuntimeError(f"scheduler bench ({st.mode}): a ship run started before the phase's end still running")
 
 
-def _wait_first_run(st: Stack, timeout: float = 400) -> None:
+def _pause_for_backlog(st: Stack, api: Any) -> None:
+    """Pause the ship DAG with nothing of it running. A paused DAG's running run gets no more tasks
+    scheduled, while a task already started (the ship window) runs to its end: so wait for its tasks to
+    stop, then mark that run success (its window released its lease itself; what is left, the lease
+    safety net and the lag alert, is not replication)."""
+    api.set_paused(DAG, True)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        db = sqlite3.connect(f"file:{st.state / 'airflow' / 'airflow.db'}?mode=ro", uri=True, timeout=30)
+        try:
+            (active,) = db.execute(
+                "select count(*) from task_instance where dag_id=? and state in ('running', 'queued')", (DAG,)
+            ).fetchone()
+        finally:
+            db.close()
+        if not active:
+            break
+        time.sleep(1)
+    else:
+        raise RuntimeError(f"scheduler bench ({st.mode}): ship tasks still running 300 s after the pause")
+    for one in api.runs(DAG):
+        if one["state"] == "running":
+            api.call("PATCH", f"/dags/{DAG}/dagRuns/{quote(one['dag_run_id'], safe='')}", json={"state": "success"})
+
+
+def _settle(st: Stack, timeout: float = 600) -> None:
+    """Pause the verify DAG (make up's stack starts its daily catch-up runs at once, each a spark-submit job;
+    they are not replication and would run under the figures), wait until none of its tasks runs, and wait
+    for the first finished ship run (the DAGs parsed, the engine warm)."""
+    with st.api() as api:
+        api.set_paused("hbrep_verify", True)
+        for one in api.runs("hbrep_verify"):  # runs created before the pause would still start
+            if one["state"] in ("queued", "running"):
+                run_path = f"/dags/hbrep_verify/dagRuns/{quote(one['dag_run_id'], safe='')}"
+                api.call("PATCH", run_path, json={"state": "failed"})
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if dag_runs(st.state):  # finished runs
+        db = sqlite3.connect(f"file:{st.state / 'airflow' / 'airflow.db'}?mode=ro", uri=True, timeout=30)
+        try:
+            (verify_tasks,) = db.execute(
+                "select count(*) from task_instance where dag_id='hbrep_verify' and state in ('running', 'queued')"
+            ).fetchone()
+        finally:
+            db.close()
+        if dag_runs(st.state) and not verify_tasks:
             return
         time.sleep(2)
     raise RuntimeError(f"scheduler bench ({st.mode}): no ship run finished within {timeout:.0f}s of make up")
@@ -246,8 +293,7 @@ def backlog(st: Stack, peer: PeerRows, rows: int, value_size: int, prefix: bytes
     """The DAG paused, ``rows`` written; unpaused and triggered: (ingest rows/s, seconds from the trigger to
     every row on the peer, scheduler rows/s)."""
     with st.api() as api:
-        api.set_paused(DAG, True)
-        _wait_no_active_run(st)
+        _pause_for_backlog(st, api)
         written = s.load(st, rows, value_size=value_size, prefix=prefix)  # type: ignore[arg-type]
         started = time.monotonic()
         api.set_paused(DAG, False)
@@ -269,7 +315,7 @@ def one_mode(tmp: str, mode: str, quick: bool) -> dict[str, float]:
     f: dict[str, float] = {}
     with stack(tmp, mode) as st:
         peer = PeerRows(st.peer_root)
-        _wait_first_run(st)
+        _settle(st)
         ingest, drain_s, capacity = backlog(st, peer, small_rows, 100, b"C")
         f[f"{mode}: 100-byte backlog: rows"] = small_rows
         f[f"{mode}: 100-byte backlog: ingest rows/s (4 clients, DAG paused)"] = ingest
@@ -314,20 +360,29 @@ def one_mode(tmp: str, mode: str, quick: bool) -> dict[str, float]:
             f[f"{mode}: under load: pass (s, median)"] = s.percentile([p["seconds"] for p in load_passes], 50)
             f[f"{mode}: under load: pass (s, p90)"] = s.percentile([p["seconds"] for p in load_passes], 90)
 
-        # nothing to ship: the load is over and drained; wait for the run in flight, then no writes
-        _wait_no_active_run(st)
+        in_load = [p for p in passes(st.state) if t0 <= p["at"] <= t1]
+        pairs = itertools.pairwise(in_load)
+        between = [b["at"] - a["at"] - b["seconds"] for a, b in pairs if a["window"] != b["window"]]
+        if between:  # from one window's last pass to the next window's first pass: nobody ships meanwhile
+            f[f"{mode}: under load: between two windows, no pass (s, median)"] = s.percentile(between, 50)
+            f[f"{mode}: under load: between two windows, no pass (s, max)"] = max(between)
+            span = in_load[-1]["at"] - in_load[0]["at"]
+            f[f"{mode}: under load: share of the time between windows"] = sum(between) / max(span, 1e-9)
+
+        # nothing to ship: the load is over and drained, so a run that starts now finds nothing
         t2 = time.time()
         time.sleep(phase)
-        idle = _started_in(st, t2, time.time())
+        t2_end = time.time()
+        _wait_runs_ended(st, t2_end)
+        idle = _started_in(st, t2, t2_end)
         f[f"{mode}: nothing to ship: DAG runs"] = len(idle)
         for key, value in _median_split(idle).items():
             f[f"{mode}: nothing to ship, run split, median (s): {key}"] = value
-        empty = [p for p in passes(st.state) if t2 <= p["at"] and not p["queues"]]
+        empty = [p for p in passes(st.state) if t2 <= p["at"] <= t2_end and not p["queues"]]
         if empty:
             f[f"{mode}: nothing to ship: pass (s, median)"] = s.percentile([p["seconds"] for p in empty], 50)
 
         # a little to ship: 100 rows every 10 s
-        _wait_no_active_run(st)
         t3 = time.time()
         burst = 0
         while time.time() - t3 < phase:
@@ -335,8 +390,7 @@ def one_mode(tmp: str, mode: str, quick: bool) -> dict[str, float]:
             burst += 1
             time.sleep(max(0.0, t3 + 10 * burst - time.time()))
         t4 = time.time()
-        with contextlib.suppress(RuntimeError):
-            _wait_no_active_run(st, 120)
+        _wait_runs_ended(st, t4)
         little = _started_in(st, t3, t4)
         f[f"{mode}: a little to ship (100 rows / 10 s): DAG runs"] = len(little)
         for key, value in _median_split(little).items():
@@ -363,6 +417,8 @@ def run(quick: bool) -> dict:
         for mode in MODES:
             f.update(one_mode(tmp, mode, quick))
             loads.append(f"after {mode}: {_uptime()}")
+            # kept outside the results folder: a mode that fails later does not lose this one's figures
+            PARTIAL.write_text(json.dumps({"figures": f, "machine_load": loads}, indent=2))
     commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()  # fmt: skip
     dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
@@ -408,7 +464,11 @@ def run(quick: bool) -> dict:
             f"the ship DAG on the schedule '{SHIP_SCHEDULE}', max_active_runs 1), on free ports, one after the other "
             f"in this run: `connect` = hbrep.spark.mode connect with the embedded default window "
             f"({SHIP_WINDOW_MS / 1000:.0f} s, devstack.SHIP_WINDOW_MS), `submit` = spark-submit per run, one pass. "
-            "Backlog: the ship DAG paused with no run active, the rows written by 4 clients (100 rows per batch), "
+            "The verify DAG is paused once the stack is up and its catch-up runs marked failed (daily runs "
+            "since its start date, each a spark-submit job: not replication); failover and log cleaner run "
+            "on their schedules as in make up. "
+            "Backlog: the ship DAG paused (the run in flight ends its ship task and is then marked success), "
+            "the rows written by 4 clients (100 rows per batch), "
             "then the DAG unpaused and a run triggered through the REST API; scheduler rows/s = rows / (trigger to "
             "the last row in the peer's WALs), so it includes the scheduler's start of the run and the run's "
             "tasks before the ship. Lag = the peer WAL key's write time minus the cell's timestamp (the "
