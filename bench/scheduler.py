@@ -411,6 +411,9 @@ def _uptime() -> str:
 
 def run(quick: bool) -> dict:
     """Both modes, one after the other, in this run."""
+    from bench.registry import head_commit
+
+    commit = head_commit()  # at the start: the stacks import the tree as it is now
     f: dict[str, float] = {}
     loads = [f"start: {_uptime()}"]
     with tempfile.TemporaryDirectory(prefix="hbrep-sched-") as tmp:
@@ -419,10 +422,6 @@ def run(quick: bool) -> dict:
             loads.append(f"after {mode}: {_uptime()}")
             # kept outside the results folder: a mode that fails later does not lose this one's figures
             PARTIAL.write_text(json.dumps({"figures": f, "machine_load": loads}, indent=2))
-    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()  # fmt: skip
-    dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
-                           capture_output=True, text=True).stdout.strip()  # fmt: skip
     c = "connect"
     ratios = {
         "connect: lag p99 (s) (target <= 10)": f[f"{c}: lag p99 (s)"],
@@ -455,10 +454,10 @@ def run(quick: bool) -> dict:
         "command": "make bench (bench/scheduler.py)" + (" QUICK=1" if quick else ""),
         "figures": f,
         "ratios": ratios,
-        "commit": commit + (" (with uncommitted changes)" if dirty else ""),
+        "commit": commit,
         "machine_load": loads,
         "notes": [
-            f"Measured at commit {commit}" + (" with uncommitted changes" if dirty else "") + ". Machine load "
+            f"Measured at commit {commit}. Machine load "
             "(uptime; other engineers share these 2 cores): " + "; ".join(loads) + ".",
             "Both stacks are what `make up` starts (hbrep_airflow.devstack: airflow standalone with its scheduler, "
             f"the ship DAG on the schedule '{SHIP_SCHEDULE}', max_active_runs 1), on free ports, one after the other "
