@@ -1,35 +1,47 @@
 """Replication through the real scheduler: the stack `make up` runs (Airflow standalone, ZooKeeper, clusters
 a (2 RS) → b (1 RS)), once with the ship DAG on the Spark Connect server (window) and once through
-spark-submit, in the same run:
+spark-submit, in the same run. Per mode, in this order:
 
-- capacity: ingest rows/s (4 clients) and the rows/s the scheduled DAG drains a backlog at;
-- lag at 50% of min(ingest, scheduler capacity) over 10 minutes (quick: 2): p50 / p99 / max of the
+- backlogs: the ship DAG paused (no run active), a backlog written by 4 clients (100-byte rows, then
+  1 KB rows: ingest rows/s), then the DAG unpaused and a run triggered through the REST API; the
+  scheduler's rows/s = backlog rows / (trigger → every row in the peer's WALs);
+- lag at 50% of min(ingest, scheduler rows/s) for 10 minutes (quick: 2): p50 / p99 / max of the
   write-to-peer delay, read from the peer's WALs afterwards (every edit, none sampled);
-- one DAG run's wall time split by task and by scheduling gaps (from Airflow's own metadata DB).
+- one DAG run's wall time split by task and by scheduling gaps (Airflow's own metadata DB), for the runs
+  with nothing to ship (no load) and with a little to ship (100 rows every 10 s);
+- each ship-window pass's time, from the ship task's log (``Pass N (...): ... in X s``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from bench import _support as s
+from replication.devstack.stack import SHIP_SCHEDULE, SHIP_WINDOW_MS
 
 NAME = "scheduler"
 TITLE = "Replication through the real scheduler (make up's stack): Spark Connect + window vs spark-submit"
 REPO = Path(__file__).resolve().parent.parent
+
 MODES = ("connect", "submit")
+PARTIAL = Path(tempfile.gettempdir()) / "hbrep-bench-scheduler-partial.json"
+DAG = "hbrep_ship"
+PASS_LINE = re.compile(r"Pass (\d+) \((\S+)\): (\d+) queue\(s\), (\d+) rows, (\d+) bytes in ([\d.]+)s")
 
 
 @dataclass
@@ -40,6 +52,7 @@ class Stack:
     mode: str
     source_key: str
     peer_root: str
+    api_port: int
 
     @property
     def source(self):  # what bench._support.load needs: .client()
@@ -54,16 +67,53 @@ class Stack:
 
         return _Source()
 
-    @property
-    def peer(self):  # what bench._support.peer_delays needs: .root
-        root = self.peer_root
+    def api(self):
+        """A logged-in REST client of the stack's Airflow (admin)."""
+        from replication.airflow_api import AirflowApi
+        from replication.airflow_stack import admin_password
 
-        class _Peer:
-            pass
+        return AirflowApi(f"http://127.0.0.1:{self.api_port}", "admin", admin_password(self.state / "airflow"))
 
-        peer = _Peer()
-        peer.root = root  # type: ignore[attr-defined]
-        return peer
+
+@dataclass
+class PeerRows:
+    """The peer's replicated cells, read incrementally: a WAL file is re-read only when its size changed
+    (a poll every second must not read every WAL again on a 2-core machine that is also shipping)."""
+
+    root: str
+    seen: dict[str, tuple[int, list[tuple[bytes, int, int]]]] = field(default_factory=dict)
+
+    def cells(self) -> list[tuple[bytes, int, int]]:
+        """(row, cell timestamp ms, delay ms) of every cell in the peer's WALs and oldWALs."""
+        from replication.fs import get_filesystem
+        from replication.wal.reader import open_wal
+
+        fs, root = get_filesystem(self.root)
+        for sub in ("WALs", "oldWALs"):
+            for dirpath, _dirs, files in os.walk(os.path.join(root, sub)):
+                for name in files:
+                    path = os.path.join(dirpath, name)
+                    with contextlib.suppress(FileNotFoundError):
+                        size = os.path.getsize(path)
+                        if size == 0 or self.seen.get(name, (-1, []))[0] == size:
+                            continue
+                        out = []
+                        for read in open_wal(path, fs=fs):
+                            wt = read.entry.key.write_time
+                            out.extend((bytes(c.row), c.timestamp, wt - c.timestamp) for c in read.entry.cells)
+                        self.seen[name] = (size, out)
+        return [cell for _size, cells in self.seen.values() for cell in cells]
+
+    def delays(self, prefix: bytes) -> list[float]:
+        """Delay in seconds of every cell whose row starts with ``prefix`` (one per row: the first copy)."""
+        first: dict[bytes, int] = {}
+        for row, _ts, delay in self.cells():
+            if row.startswith(prefix) and row not in first:
+                first[row] = delay
+        return [d / 1000 for d in first.values()]
+
+    def count(self, prefix: bytes) -> int:
+        return len({row for row, _ts, _d in self.cells() if row.startswith(prefix)})
 
 
 def _devstack(*args: str) -> subprocess.CompletedProcess[str]:
@@ -78,8 +128,8 @@ def stack(tmp: str, mode: str):
     from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
 
     state = Path(tmp) / mode
-    zk_port = free_port()
-    args = ["--state", str(state), "--zk-port", str(zk_port), "--port", str(free_port()),
+    zk_port, api_port = free_port(), free_port()
+    args = ["--state", str(state), "--zk-port", str(zk_port), "--port", str(api_port),
             "--spark-port", str(free_port()), "--spark-mode", mode]  # fmt: skip
     up = _devstack("up", *args)
     try:
@@ -89,7 +139,7 @@ def stack(tmp: str, mode: str):
             registry = TableRegistry(None, str(state / name))
             if not registry.exists(s.TABLE):
                 registry.create(TableDescriptor.of(s.TABLE, ColumnFamilyDescriptor("f", scope=1)))
-        yield Stack(state, mode, f"127.0.0.1:{zk_port}:/hbase-a", str(state / "b"))
+        yield Stack(state, mode, f"127.0.0.1:{zk_port}:/hbase-a", str(state / "b"), api_port)
     finally:
         _devstack("down", "--state", str(state))
 
@@ -100,20 +150,21 @@ def _ts(text: str | None) -> float | None:
     return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
 
-def dag_runs(state: Path) -> list[dict[str, Any]]:
-    """Every finished hbrep_ship run: queued/start/end, and its tasks' start/end (Airflow's metadata DB)."""
+def dag_runs(state: Path, finished: bool = True) -> list[dict[str, Any]]:
+    """hbrep_ship runs (finished ones, or all): queued/start/end, and its tasks' start/end (metadata DB)."""
     db = sqlite3.connect(f"file:{state / 'airflow' / 'airflow.db'}?mode=ro", uri=True, timeout=30)
     try:
         runs = db.execute(
-            "select run_id, queued_at, start_date, end_date, state from dag_run where dag_id='hbrep_ship' "
-            "and end_date is not null order by start_date"
+            "select run_id, queued_at, start_date, end_date, state from dag_run where dag_id=? "
+            + ("and end_date is not null " if finished else "")
+            + "order by start_date",
+            (DAG,),
         ).fetchall()
         out = []
         for run_id, queued, started, ended, state_ in runs:
             tasks = db.execute(
-                "select task_id, map_index, start_date, end_date, state from task_instance "
-                "where dag_id='hbrep_ship' and run_id=?",
-                (run_id,),
+                "select task_id, map_index, start_date, end_date, state from task_instance where dag_id=? and run_id=?",
+                (DAG, run_id),
             ).fetchall()
             out.append(
                 {
@@ -146,33 +197,131 @@ def split(run: dict[str, Any]) -> dict[str, float]:
 
 def _median_split(runs: list[dict[str, Any]]) -> dict[str, float]:
     splits = [split(r) for r in runs]
-    keys = sorted({k for sp in splits for k in sp})
+    keys = sorted({k for sp in splits for k in sp}, key=lambda k: (k != "wall", k))
     return {k: s.percentile([sp.get(k, 0.0) for sp in splits], 50) for k in keys}
 
 
-def _wait_drained(st: Stack, rows_prefix: bytes, expected: int, timeout: float) -> float:
-    """Seconds until the peer's WALs hold ``expected`` rows with ``rows_prefix``."""
+def passes(state: Path) -> list[dict[str, Any]]:
+    """Every ship-window pass the ship tasks logged: time (end, epoch s), queues, rows, seconds."""
+    out: dict[str, dict[str, Any]] = {}
+    for path in (state / "airflow" / "logs" / f"dag_id={DAG}").glob("run_id=*/task_id=peer.ship/**/*.log"):
+        for line in path.read_text(errors="replace").splitlines():
+            with contextlib.suppress(ValueError, KeyError, TypeError):
+                item = json.loads(line)
+                match = PASS_LINE.search(item["event"])
+                if match:
+                    out[match.group(2)] = {"at": _ts(item["timestamp"]), "window": match.group(2).rsplit("-p", 1)[0],
+                                           "queues": int(match.group(3)),
+                                           "rows": int(match.group(4)), "seconds": float(match.group(6))}  # fmt: skip
+    return sorted(out.values(), key=lambda p: p["at"])
+
+
+def _wait_drained(st: Stack, peer: PeerRows, prefix: bytes, expected: int, timeout: float) -> float:
+    """Seconds until the peer's WALs hold ``expected`` rows with ``prefix`` (polled every second)."""
     started = time.monotonic()
     while time.monotonic() - started < timeout:
-        if len(s.peer_delays(st, prefix=rows_prefix)) >= expected:  # type: ignore[arg-type]
+        if peer.count(prefix) >= expected:
             return time.monotonic() - started
-        time.sleep(2)
+        time.sleep(1)
     raise RuntimeError(f"scheduler bench ({st.mode}): {expected} rows not on the peer after {timeout:.0f}s")
+
+
+def _wait_runs_ended(st: Stack, before: float, timeout: float = 300) -> None:
+    """Wait until every run that started before ``before`` (epoch s) has ended."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        runs = dag_runs(st.state, finished=False)
+        if all(r["end"] for r in runs if r["start"] and r["start"] < before):
+            return
+        time.sleep(1)
+    raise RuntimeError(f"scheduler bench ({st.mode}): a ship run started before the phase's end still running")
+
+
+def _pause_for_backlog(st: Stack, api: Any) -> None:
+    """Pause the ship DAG and wait until none of its tasks runs. A paused DAG's running run gets no more
+    tasks scheduled (a task already started, such as a ship window, runs to its end); it stays frozen,
+    lease and all, and goes on where it stopped once the DAG is unpaused, before the triggered run."""
+    api.set_paused(DAG, True)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        db = sqlite3.connect(f"file:{st.state / 'airflow' / 'airflow.db'}?mode=ro", uri=True, timeout=30)
+        try:
+            (active,) = db.execute(
+                "select count(*) from task_instance where dag_id=? and state in ('running', 'queued')", (DAG,)
+            ).fetchone()
+        finally:
+            db.close()
+        if not active:
+            return
+        time.sleep(1)
+    raise RuntimeError(f"scheduler bench ({st.mode}): ship tasks still running 300 s after the pause")
+
+
+def _settle(st: Stack, timeout: float = 600) -> None:
+    """Pause the verify DAG (make up's stack starts its daily catch-up runs at once, each a spark-submit job;
+    they are not replication and would run under the figures), wait until none of its tasks runs, and wait
+    for the first finished ship run (the DAGs parsed, the engine warm)."""
+    with st.api() as api:
+        api.set_paused("hbrep_verify", True)
+        for one in api.runs("hbrep_verify"):  # runs created before the pause would still start
+            if one["state"] in ("queued", "running"):
+                run_path = f"/dags/hbrep_verify/dagRuns/{quote(one['dag_run_id'], safe='')}"
+                api.call("PATCH", run_path, json={"state": "failed"})
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        db = sqlite3.connect(f"file:{st.state / 'airflow' / 'airflow.db'}?mode=ro", uri=True, timeout=30)
+        try:
+            (verify_tasks,) = db.execute(
+                "select count(*) from task_instance where dag_id='hbrep_verify' and state in ('running', 'queued')"
+            ).fetchone()
+        finally:
+            db.close()
+        if dag_runs(st.state) and not verify_tasks:
+            return
+        time.sleep(2)
+    raise RuntimeError(f"scheduler bench ({st.mode}): no ship run finished within {timeout:.0f}s of make up")
+
+
+def backlog(st: Stack, peer: PeerRows, rows: int, value_size: int, prefix: bytes) -> tuple[float, float, float]:
+    """The DAG paused, ``rows`` written; unpaused and triggered: (ingest rows/s, seconds from the trigger to
+    every row on the peer, scheduler rows/s)."""
+    with st.api() as api:
+        _pause_for_backlog(st, api)
+        written = s.load(st, rows, value_size=value_size, prefix=prefix)  # type: ignore[arg-type]
+        started = time.monotonic()
+        api.set_paused(DAG, False)
+        api.trigger(DAG)
+    _wait_drained(st, peer, prefix, written.rows, 600)
+    drained = time.monotonic() - started
+    return written.rows_per_s, drained, written.rows / drained
+
+
+def _started_in(st: Stack, t0: float, t1: float) -> list[dict[str, Any]]:
+    return [r for r in dag_runs(st.state) if r["start"] and t0 <= r["start"] < t1]
 
 
 def one_mode(tmp: str, mode: str, quick: bool) -> dict[str, float]:
     duration = 120.0 if quick else 600.0
-    backlog = 20000 if quick else 100000
-    figures: dict[str, float] = {}
+    small_rows = 30_000 if quick else 200_000
+    kb_rows = 20_000 if quick else 100_000
+    phase = 125.0  # nothing to ship, a little to ship: two scheduled runs or more each
+    f: dict[str, float] = {}
     with stack(tmp, mode) as st:
-        time.sleep(70)  # the first scheduled runs: the DAGs are parsed and unpaused, the Connect session warms
-        ingest = s.load(st, backlog, prefix=b"C")  # type: ignore[arg-type]
-        drain_s = _wait_drained(st, b"C", ingest.rows, 900)
-        capacity = ingest.rows / (ingest.seconds + drain_s)  # rows/s the scheduled DAG drained the backlog at
-        figures[f"{mode}: ingest rows/s (4 clients)"] = ingest.rows_per_s
-        figures[f"{mode}: scheduler drain rows/s (backlog written, then drained by scheduled runs)"] = capacity
-        rate = 0.5 * min(ingest.rows_per_s, capacity)
-        figures[f"{mode}: load rate (rows/s, 50% of min)"] = rate
+        peer = PeerRows(st.peer_root)
+        _settle(st)
+        ingest, drain_s, capacity = backlog(st, peer, small_rows, 100, b"C")
+        f[f"{mode}: 100-byte backlog: rows"] = small_rows
+        f[f"{mode}: 100-byte backlog: ingest rows/s (4 clients, DAG paused)"] = ingest
+        f[f"{mode}: 100-byte backlog: trigger to last row on the peer (s)"] = drain_s
+        f[f"{mode}: 100-byte backlog: scheduler rows/s"] = capacity
+        kb_ingest, kb_drain_s, kb_capacity = backlog(st, peer, kb_rows, 1000, b"K")
+        f[f"{mode}: 1 KB backlog: rows"] = kb_rows
+        f[f"{mode}: 1 KB backlog: ingest rows/s (4 clients, DAG paused)"] = kb_ingest
+        f[f"{mode}: 1 KB backlog: trigger to last row on the peer (s)"] = kb_drain_s
+        f[f"{mode}: 1 KB backlog: scheduler rows/s"] = kb_capacity
+        rate = 0.5 * min(ingest, capacity)
+        f[f"{mode}: load rate (rows/s, 50% of min(ingest, scheduler rows/s))"] = rate
+
         stop = threading.Event()
         loaded: list = []
         loader = threading.Thread(
@@ -183,60 +332,150 @@ def one_mode(tmp: str, mode: str, quick: bool) -> dict[str, float]:
         loader.start()
         time.sleep(duration)
         stop.set()
-        loader.join(60)
+        loader.join(120)
+        t1 = time.time()
         if not loaded:
             raise RuntimeError(f"scheduler bench ({mode}): the load failed")
-        _wait_drained(st, b"L", loaded[0].rows, 600)
-        delays = [d / 1000 for _ts, d in s.peer_delays(st, prefix=b"L")]  # type: ignore[arg-type]
-        figures[f"{mode}: rows written under load"] = loaded[0].rows
-        figures[f"{mode}: lag p50 (s)"] = s.percentile(delays, 50)
-        figures[f"{mode}: lag p99 (s)"] = s.percentile(delays, 99)
-        figures[f"{mode}: lag max (s)"] = max(delays)
-        runs = [r for r in dag_runs(st.state) if r["start"] and r["start"] >= t0]
-        figures[f"{mode}: DAG runs during the load"] = len(runs)
-        for key, value in _median_split(runs).items():
-            figures[f"{mode}: run split, median (s): {key}"] = value
-        # nothing to ship: the load is over and drained; the next scheduled runs find nothing
-        time.sleep(130)
-        idle = [r for r in dag_runs(st.state) if r["start"] and r["start"] > time.time() - 125]
+        _wait_drained(st, peer, b"L", loaded[0].rows, 900)
+        delays = peer.delays(b"L")
+        f[f"{mode}: load: minutes"] = duration / 60
+        f[f"{mode}: load: rows written"] = loaded[0].rows
+        f[f"{mode}: lag p50 (s)"] = s.percentile(delays, 50)
+        f[f"{mode}: lag p99 (s)"] = s.percentile(delays, 99)
+        f[f"{mode}: lag max (s)"] = max(delays)
+        under_load = _started_in(st, t0, t1)
+        f[f"{mode}: load: DAG runs started"] = len(under_load)
+        for key, value in _median_split(under_load).items():
+            f[f"{mode}: under load, run split, median (s): {key}"] = value
+        load_passes = [p for p in passes(st.state) if t0 <= p["at"] <= t1 and p["queues"]]
+        if load_passes:
+            f[f"{mode}: under load: passes that shipped"] = len(load_passes)
+            f[f"{mode}: under load: pass (s, median)"] = s.percentile([p["seconds"] for p in load_passes], 50)
+            f[f"{mode}: under load: pass (s, p90)"] = s.percentile([p["seconds"] for p in load_passes], 90)
+
+        in_load = [p for p in passes(st.state) if t0 <= p["at"] <= t1]
+        pairs = itertools.pairwise(in_load)
+        between = [b["at"] - a["at"] - b["seconds"] for a, b in pairs if a["window"] != b["window"]]
+        if between:  # from one window's last pass to the next window's first pass: nobody ships meanwhile
+            f[f"{mode}: under load: between two windows, no pass (s, median)"] = s.percentile(between, 50)
+            f[f"{mode}: under load: between two windows, no pass (s, max)"] = max(between)
+            span = in_load[-1]["at"] - in_load[0]["at"]
+            f[f"{mode}: under load: share of the time between windows"] = sum(between) / max(span, 1e-9)
+
+        # nothing to ship: the load is over and drained, so a run that starts now finds nothing
+        t2 = time.time()
+        time.sleep(phase)
+        t2_end = time.time()
+        _wait_runs_ended(st, t2_end)
+        idle = _started_in(st, t2, t2_end)
+        f[f"{mode}: nothing to ship: DAG runs"] = len(idle)
         for key, value in _median_split(idle).items():
-            figures[f"{mode}: nothing to ship, run split, median (s): {key}"] = value
-    return figures
+            f[f"{mode}: nothing to ship, run split, median (s): {key}"] = value
+        empty = [p for p in passes(st.state) if t2 <= p["at"] <= t2_end and not p["queues"]]
+        if empty:
+            f[f"{mode}: nothing to ship: pass (s, median)"] = s.percentile([p["seconds"] for p in empty], 50)
+
+        # a little to ship: 100 rows every 10 s
+        t3 = time.time()
+        burst = 0
+        while time.time() - t3 < phase:
+            s.load(st, 100, prefix=b"S%03d" % burst)  # type: ignore[arg-type]
+            burst += 1
+            time.sleep(max(0.0, t3 + 10 * burst - time.time()))
+        t4 = time.time()
+        _wait_runs_ended(st, t4)
+        little = _started_in(st, t3, t4)
+        f[f"{mode}: a little to ship (100 rows / 10 s): DAG runs"] = len(little)
+        for key, value in _median_split(little).items():
+            f[f"{mode}: a little to ship, run split, median (s): {key}"] = value
+        warm = [p for p in passes(st.state) if t3 <= p["at"] and p["queues"]]
+        if warm:
+            f[f"{mode}: a little to ship: passes that shipped"] = len(warm)
+            f[f"{mode}: a little to ship: pass on the warm engine (s, median)"] = s.percentile(
+                [p["seconds"] for p in warm], 50
+            )
+        f[f"{mode}: 1-minute load average at the end"] = os.getloadavg()[0]
+    return f
 
 
-def run(quick: bool) -> dict:
+def _uptime() -> str:
+    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+
+
+def run(quick: bool, modes: tuple[str, ...] = MODES) -> dict:
     """Both modes, one after the other, in this run."""
-    figures: dict[str, float] = {}
+    from bench.registry import head_commit
+
+    commit = head_commit()  # at the start: the stacks import the tree as it is now
+    f: dict[str, float] = {}
+    loads = [f"start: {_uptime()}"]
     with tempfile.TemporaryDirectory(prefix="hbrep-sched-") as tmp:
-        for mode in MODES:
-            figures.update(one_mode(tmp, mode, quick))
+        for mode in modes:
+            f.update(one_mode(tmp, mode, quick))
+            loads.append(f"after {mode}: {_uptime()}")
+            # kept outside the results folder: a mode that fails later does not lose this one's figures
+            PARTIAL.write_text(json.dumps({"figures": f, "machine_load": loads, "commit": commit}, indent=2))
+    return result(f, loads, commit, quick)
+
+
+def result(f: dict[str, float], loads: list[str], commit: str, quick: bool) -> dict:
+    """The result dict of both modes' figures (see run)."""
+    c = "connect"
     ratios = {
-        "connect: lag p99 (s) (target <= 10)": figures["connect: lag p99 (s)"],
-        "submit lag p99 / connect lag p99": figures["submit: lag p99 (s)"] / max(figures["connect: lag p99 (s)"], 1e-9),
-        "connect: scheduler drain rows/s / ingest rows/s": figures[
-            "connect: scheduler drain rows/s (backlog written, then drained by scheduled runs)"
-        ]
-        / figures["connect: ingest rows/s (4 clients)"],
+        "connect: lag p99 (s) (target <= 10)": f[f"{c}: lag p99 (s)"],
+        "submit lag p99 / connect lag p99": f["submit: lag p99 (s)"] / max(f[f"{c}: lag p99 (s)"], 1e-9),
+        "connect: 100-byte backlog: scheduler rows/s / ingest rows/s": f[f"{c}: 100-byte backlog: scheduler rows/s"]
+        / f[f"{c}: 100-byte backlog: ingest rows/s (4 clients, DAG paused)"],
+        "connect: 1 KB backlog: scheduler rows/s / ingest rows/s": f[f"{c}: 1 KB backlog: scheduler rows/s"]
+        / f[f"{c}: 1 KB backlog: ingest rows/s (4 clients, DAG paused)"],
+        "submit: 100-byte backlog: scheduler rows/s / ingest rows/s": f["submit: 100-byte backlog: scheduler rows/s"]
+        / f["submit: 100-byte backlog: ingest rows/s (4 clients, DAG paused)"],
+        "submit: 1 KB backlog: scheduler rows/s / ingest rows/s": f["submit: 1 KB backlog: scheduler rows/s"]
+        / f["submit: 1 KB backlog: ingest rows/s (4 clients, DAG paused)"],
     }
+    warm = f.get(f"{c}: a little to ship: pass on the warm engine (s, median)")
+    if warm is not None:
+        ratios["connect: a little to ship: pass on the warm engine (s, median) (target <= 1)"] = warm
+    empty_wall = f.get(f"{c}: nothing to ship, run split, median (s): wall")
+    if empty_wall is not None:
+        window_s = f.get(f"{c}: nothing to ship, run split, median (s): task peer.ship", 0.0)
+        ratios["connect: nothing to ship: run wall without the ship task's open window (s) (target <= 5)"] = (
+            empty_wall - window_s
+        )
+        ratios["connect: nothing to ship: run wall (s), window included"] = empty_wall
+    if "submit: nothing to ship, run split, median (s): wall" in f:
+        ratios["submit: nothing to ship: run wall (s) (target <= 5)"] = f[
+            "submit: nothing to ship, run split, median (s): wall"
+        ]
     return {
         "title": TITLE,
         "command": "make bench (bench/scheduler.py)" + (" QUICK=1" if quick else ""),
-        "figures": figures,
+        "figures": f,
         "ratios": ratios,
+        "commit": commit,
+        "machine_load": loads,
         "notes": [
-            "Both stacks are what `make up` starts (replication.devstack.stack, airflow standalone with its scheduler, "
-            "the ship DAG every minute, max_active_runs 1), on free ports, one after the other in this run: "
-            "`connect` = hbrep.spark.mode connect with the embedded default window "
-            "(stack.SHIP_WINDOW_MS), `submit` = spark-submit per run. Lag = the peer WAL key's write time minus "
-            "the cell's timestamp (the client's clock at send), every edit of the load. Scheduler drain = a "
-            "backlog written by 4 clients, then the time until every row is in the peer's WALs, shipped by "
-            "whatever scheduled runs come. Run split: from Airflow's metadata DB (dag_run.queued_at, "
-            "task_instance start/end); gaps = time between tasks where none of the run's tasks ran. "
-            + s.load_average()
-            + "."
+            f"Measured at commit {commit}. Machine load "
+            "(uptime; other engineers share these 2 cores): " + "; ".join(loads) + ".",
+            "Both stacks are what `make up` starts (replication.devstack.stack: Airflow's scheduler, DAG processor, triggerer and API server, "
+            f"the ship DAG on the schedule '{SHIP_SCHEDULE}', max_active_runs 1), on free ports, one after the other "
+            f"in this run: `connect` = hbrep.spark.mode connect with the embedded default window "
+            f"({SHIP_WINDOW_MS / 1000:.0f} s, stack.SHIP_WINDOW_MS), `submit` = spark-submit per run, one pass. "
+            "The verify DAG is paused once the stack is up and its catch-up runs marked failed (daily runs "
+            "since its start date, each a spark-submit job: not replication); failover and log cleaner run "
+            "on their schedules as in make up. "
+            "Backlog: the ship DAG paused (a run in flight finishes the task it is in and stays frozen; it "
+            "goes on when the DAG is unpaused, ahead of the triggered run, and its remaining tasks count in "
+            "the drain time), "
+            "the rows written by 4 clients (100 rows per batch), "
+            "then the DAG unpaused and a run triggered through the REST API; scheduler rows/s = rows / (trigger to "
+            "the last row in the peer's WALs), so it includes the scheduler's start of the run and the run's "
+            "tasks before the ship. Lag = the peer WAL key's write time minus the cell's timestamp (the "
+            "client's clock at send), every edit of the load. Run split: from Airflow's metadata DB "
+            "(dag_run.queued_at, task_instance start/end), median over the runs that started in the phase; "
+            "gaps = time between tasks where none of the run's tasks ran. With a window the ship task stays "
+            "open for the window even with nothing to ship (passes every replication.source.sleepforretries), "
+            "so its run's wall is about the window; the target row 'without the ship task' takes it out. "
+            "Pass times: from the ship task's log (ship_window: 'Pass N ... in X s').",
         ],
     }
-
-
-if __name__ == "__main__":  # pragma: no cover
-    print(json.dumps(run(quick="--quick" in sys.argv), indent=2))

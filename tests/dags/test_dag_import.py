@@ -1,8 +1,8 @@
-"""Every DAG file imports without errors, quickly, and is wired as agreed (schedules, pools, mapping)."""
+"""Every DAG file imports without errors, without importing the library, and is wired as agreed (schedules,
+pools, mapping). How long a DAG file takes to parse is measured in bench/dag_import.py."""
 
 from __future__ import annotations
 
-import time
 from datetime import timedelta
 
 import pytest
@@ -21,20 +21,6 @@ def dagbag():
 def test_dags_import_without_errors(dagbag):
     assert dagbag.import_errors == {}
     assert set(dagbag.dag_ids) >= DAG_IDS
-
-
-def test_each_dag_file_imports_well_under_a_second(dagbag):
-    import airflow_env
-    from airflow.dag_processing.dagbag import DagBag
-
-    # Shared imports (airflow, the Spark provider) are warm after the first DagBag; what is left is the
-    # DAG file's own cost, which must stay small: no I/O, no library import at parse time.
-    for path in sorted(airflow_env.DAGS.glob("hbrep_*.py")):
-        started = time.perf_counter()
-        bag = DagBag(dag_folder=str(path), safe_mode=False)
-        elapsed = time.perf_counter() - started
-        assert bag.import_errors == {}, path
-        assert elapsed < 1.0, f"{path.name} took {elapsed:.2f}s to import"
 
 
 def test_dag_files_do_not_import_the_library_at_parse_time():
