@@ -457,7 +457,8 @@ def result(f: dict[str, float], loads: list[str], commit: str, quick: bool) -> d
         "notes": [
             f"Measured at commit {commit}. Machine load "
             "(uptime; other engineers share these 2 cores): " + "; ".join(loads) + ".",
-            "Both stacks are what `make up` starts (replication.devstack.stack: Airflow's scheduler, DAG processor, triggerer and API server, "
+            "Both stacks are what `make up` starts (replication.devstack.stack: Airflow's scheduler, DAG "
+            "processor, triggerer and API server, "
             f"the ship DAG on the schedule '{SHIP_SCHEDULE}', max_active_runs 1), on free ports, one after the other "
             f"in this run: `connect` = hbrep.spark.mode connect with the embedded default window "
             f"({SHIP_WINDOW_MS / 1000:.0f} s, stack.SHIP_WINDOW_MS), `submit` = spark-submit per run, one pass. "
