@@ -42,12 +42,12 @@ def _batches(calls: int) -> list[list[tuple]]:
 def run(quick: bool) -> dict:
     """Cells per second through each protocol, and their ratio."""
     from replication.cluster.embedded import start_cluster
+    from replication.cluster.hbase_rpc.sink_client import HBaseSinkClient
     from replication.cluster.info import cluster_token
     from replication.cluster.sink_client import SinkClient
     from replication.config import Config
     from replication.devstack.zookeeper import ZooKeeperServer
     from replication.fs import get_filesystem
-    from replication.hbase_rpc.sink_client import HBaseSinkClient
     from replication.net import free_port
     from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
 

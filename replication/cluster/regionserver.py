@@ -38,6 +38,7 @@ from kazoo.exceptions import NodeExistsError
 from replication.cluster import hbase_registry
 from replication.cluster.errors import ClusterError, RegionServerAborted
 from replication.cluster.gc_tuning import tune_gc
+from replication.cluster.hbase_rpc.server import HBaseRpcServer
 from replication.cluster.info import ClusterInfo, cluster_token, local_state_dir, read_cluster_info
 from replication.cluster.region import HRegion
 from replication.cluster.region_routing import LATEST_TIMESTAMP
@@ -47,7 +48,6 @@ from replication.cluster.wal_group import FSHLog
 from replication.config import Config, replication_disabled_reason
 from replication.errors import HbrepError
 from replication.fs import FileSystem, get_filesystem
-from replication.hbase_rpc.server import HBaseRpcServer
 from replication.processes import write_pid_file
 from replication.tables.descriptors import TableDescriptor, TableRegistry
 from replication.tables.names import TableName

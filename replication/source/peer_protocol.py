@@ -19,10 +19,10 @@ from collections.abc import Callable, Mapping
 
 from kazoo.client import KazooClient
 
+from replication.cluster.hbase_rpc.cell_block import check_codec
+from replication.cluster.hbase_rpc.sink_client import HBaseSinkClient
 from replication.config import Config
 from replication.errors import HbrepError
-from replication.hbase_rpc.cell_block import check_codec
-from replication.hbase_rpc.sink_client import HBaseSinkClient
 from replication.zk.layout import cluster_info_path
 
 PEER_PROTOCOL_KEY = "hbrep.peer.protocol"

@@ -1,4 +1,4 @@
-"""The region servers' HBase RPC listener (replication/hbase_rpc/server.py) with hbrep's own HBase RPC
+"""The region servers' HBase RPC listener (replication/cluster/hbase_rpc/server.py) with hbrep's own HBase RPC
 client (HBaseSinkClient) as the caller: found through ``<parent>/hbrep-hbase-rpc``, edits applied by the
 same sink as the gRPC path (cluster ids kept in the WAL keys), errors back as HBase's exceptions."""
 
@@ -12,11 +12,11 @@ import pytest
 
 from replication.cluster.errors import NoSuchColumnFamilyOnPeer, TableNotFoundOnPeer
 from replication.cluster.hbase_registry import hbase_cluster_key
+from replication.cluster.hbase_rpc.cell_block import KEY_VALUE_CODEC
+from replication.cluster.hbase_rpc.framing import decode_response, encode_request
+from replication.cluster.hbase_rpc.preamble import connection_start, preamble
+from replication.cluster.hbase_rpc.sink_client import HBaseSinkClient
 from replication.fs import LocalFileSystem
-from replication.hbase_rpc.cell_block import KEY_VALUE_CODEC
-from replication.hbase_rpc.framing import decode_response, encode_request
-from replication.hbase_rpc.preamble import connection_start, preamble
-from replication.hbase_rpc.sink_client import HBaseSinkClient
 from replication.proto import Admin_pb2
 from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
 from replication.tables.semantics import scan_cells

@@ -15,13 +15,13 @@ from pathlib import Path
 
 from google.protobuf.message import DecodeError
 
+from replication.cluster.hbase_rpc.framing import FrameError
+from replication.cluster.hbase_rpc.framing import decode_request as decode_rpc_request
+from replication.cluster.hbase_rpc.framing import encode_request as encode_rpc_request
 from replication.cluster.info import ClusterInfo
 from replication.cluster.sink import decode_request
 from replication.config import Config, read_site_xml, write_site_xml
 from replication.errors import HbrepError
-from replication.hbase_rpc.framing import FrameError
-from replication.hbase_rpc.framing import decode_request as decode_rpc_request
-from replication.hbase_rpc.framing import encode_request as encode_rpc_request
 from replication.proto import Admin_pb2
 from replication.wal.cell_codec import encode_cells
 from replication.wal.key_codec import key_to_pb

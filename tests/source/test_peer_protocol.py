@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from replication.cluster.hbase_rpc.sink_client import HBaseSinkClient
 from replication.cluster.info import ClusterInfo, write_cluster_info
 from replication.config import Config
-from replication.hbase_rpc.sink_client import HBaseSinkClient
 from replication.source.peer_protocol import (
     HBASE,
     HBREP,

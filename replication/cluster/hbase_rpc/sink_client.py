@@ -14,11 +14,11 @@ import getpass
 from collections.abc import Sequence
 
 from replication.cluster.errors import SinkError, SinkUnavailable
+from replication.cluster.hbase_rpc.cell_block import KEY_VALUE_CODEC_WITH_TAGS, build_cell_block, check_codec
+from replication.cluster.hbase_rpc.connection import ConnectionFailed, RemoteCallError, RpcConnection
+from replication.cluster.hbase_rpc.preamble import ADMIN_SERVICE
+from replication.cluster.hbase_rpc.remote_errors import remote_error
 from replication.cluster.rpc import address_of
-from replication.hbase_rpc.cell_block import KEY_VALUE_CODEC_WITH_TAGS, build_cell_block, check_codec
-from replication.hbase_rpc.connection import ConnectionFailed, RemoteCallError, RpcConnection
-from replication.hbase_rpc.preamble import ADMIN_SERVICE
-from replication.hbase_rpc.remote_errors import remote_error
 from replication.proto import Admin_pb2
 from replication.wal.cell_codec import iter_cell_spans
 from replication.wal.key_codec import key_to_pb

@@ -14,15 +14,15 @@ from replication.cluster.errors import (
     SinkUnavailable,
     TableNotFoundOnPeer,
 )
-from replication.hbase_rpc.cell_block import (
+from replication.cluster.hbase_rpc.cell_block import (
     KEY_VALUE_CODEC,
     KEY_VALUE_CODEC_WITH_TAGS,
     UnsupportedCodec,
     build_cell_block,
 )
-from replication.hbase_rpc.framing import FrameError, decode_response, delimited, encode_request
-from replication.hbase_rpc.preamble import connection_start
-from replication.hbase_rpc.remote_errors import remote_error
+from replication.cluster.hbase_rpc.framing import FrameError, decode_response, delimited, encode_request
+from replication.cluster.hbase_rpc.preamble import connection_start
+from replication.cluster.hbase_rpc.remote_errors import remote_error
 from replication.proto import Admin_pb2, RPC_pb2
 from replication.wal.cell_codec import decode_cells, encode_cells
 from replication.wal.model import Cell, CellType

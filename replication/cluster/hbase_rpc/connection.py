@@ -15,8 +15,7 @@ from contextlib import suppress
 
 from google.protobuf.message import DecodeError, Message
 
-from replication.errors import HbrepError
-from replication.hbase_rpc.framing import (
+from replication.cluster.hbase_rpc.framing import (
     CONNECTION_CALL_ID,
     FRAME_LENGTH,
     FrameError,
@@ -24,7 +23,8 @@ from replication.hbase_rpc.framing import (
     decode_response,
     encode_request,
 )
-from replication.hbase_rpc.preamble import connection_start
+from replication.cluster.hbase_rpc.preamble import connection_start
+from replication.errors import HbrepError
 from replication.proto import RPC_pb2
 
 MAX_RESPONSE = 256 * 1024 * 1024  # hbase.ipc.max.request.size bounds what a sane server sends back

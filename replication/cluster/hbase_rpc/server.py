@@ -33,11 +33,17 @@ from contextlib import suppress
 
 from google.protobuf.message import DecodeError
 
+from replication.cluster.hbase_rpc.cell_block import CODECS
+from replication.cluster.hbase_rpc.framing import (
+    CONNECTION_CALL_ID,
+    FRAME_LENGTH,
+    FrameError,
+    decode_request,
+    encode_response,
+)
+from replication.cluster.hbase_rpc.preamble import ADMIN_SERVICE, BadPreamble, parse_preamble
+from replication.cluster.hbase_rpc.remote_errors import IO_EXCEPTION, exception_response
 from replication.errors import HbrepError
-from replication.hbase_rpc.cell_block import CODECS
-from replication.hbase_rpc.framing import CONNECTION_CALL_ID, FRAME_LENGTH, FrameError, decode_request, encode_response
-from replication.hbase_rpc.preamble import ADMIN_SERVICE, BadPreamble, parse_preamble
-from replication.hbase_rpc.remote_errors import IO_EXCEPTION, exception_response
 from replication.proto import Admin_pb2, RPC_pb2
 
 LOG = logging.getLogger(__name__)

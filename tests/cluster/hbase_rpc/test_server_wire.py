@@ -16,9 +16,15 @@ from replication.cluster.errors import (
     SinkUnavailable,
     TableNotFoundOnPeer,
 )
-from replication.hbase_rpc.framing import FrameError, decode_request, decode_response, encode_request, encode_response
-from replication.hbase_rpc.preamble import BadPreamble, parse_preamble, preamble
-from replication.hbase_rpc.remote_errors import exception_response, remote_error
+from replication.cluster.hbase_rpc.framing import (
+    FrameError,
+    decode_request,
+    decode_response,
+    encode_request,
+    encode_response,
+)
+from replication.cluster.hbase_rpc.preamble import BadPreamble, parse_preamble, preamble
+from replication.cluster.hbase_rpc.remote_errors import exception_response, remote_error
 from replication.proto import Admin_pb2
 from replication.tables.errors import UnknownFamily, UnknownTable
 from replication.wal.key_codec import key_to_pb
