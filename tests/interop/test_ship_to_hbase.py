@@ -13,7 +13,7 @@ import time
 import uuid
 
 import pytest
-from interop.helpers import all_wals, hbase_read
+from interop.helpers import all_wals, hbase_read, hbase_table_cells
 
 from replication.cluster.embedded import start_cluster
 from replication.config import Config
@@ -84,22 +84,6 @@ def _source_cells(spark, source, table: str) -> set[tuple]:
     return {(bytes(r.row), bytes(r.family), bytes(r.qualifier), r.timestamp, bytes(r.value)) for r in rows}
 
 
-def _hbase_cells(real_hbase, table: str) -> set[tuple]:
-    """Every version of every column of ``table`` on the real HBase, through happybase (Thrift)."""
-    connection = real_hbase.happybase_connection()
-    try:
-        htable = connection.table(table)
-        cells = set()
-        for row, columns in htable.scan():
-            for column in columns:
-                family, qualifier = column.split(b":", 1)
-                for value, ts in htable.cells(row, column, versions=VERSIONS + 2, include_timestamp=True):
-                    cells.add((row, family, qualifier, ts, value))
-        return cells
-    finally:
-        connection.close()
-
-
 def _workload(table: str, rows: int) -> list[list[Cell]]:
     """Batches of puts over a, b and c (three versions of one column), then deletes of each kind."""
     put, d = int(CellType.PUT), CellType
@@ -137,8 +121,8 @@ def test_a_ship_cycle_puts_exactly_the_source_cells_into_real_hbase(source, real
     }
     assert (b"ver", b"a", b"q", 3, b"v3") not in expected and (b"ver", b"a", b"q", 4, b"v4") in expected
     assert (b"row00001", b"a", b"q", 1001, b"a1") not in expected and (b"row00001", b"b", b"q", 1001, b"b1") in expected
-    assert _hbase_cells(real_hbase, table) == expected
-    assert not any(family == b"c" for _row, family, *_ in _hbase_cells(real_hbase, table))
+    assert hbase_table_cells(real_hbase, table) == expected
+    assert not any(family == b"c" for _row, family, *_ in hbase_table_cells(real_hbase, table))
 
     # HBase's own WAL reader: every entry HBase wrote for the table carries the hbrep source's id
     reads = hbase_read(real_hbase, all_wals(real_hbase.rootdir))
@@ -192,7 +176,7 @@ def test_a_peer_region_server_sigkilled_mid_ship_loses_nothing(source, real_hbas
     failed = sum(q["metrics"].get("failedBatches", 0) for r in reports for q in r.queues)
     print(f"rows on HBase before the kill: {shipped_at_kill}/{rows}; failed batches {failed}; cycles {len(reports)}")
     assert failed >= 1 or any(q["status"] == "failed" for r in reports for q in r.queues), "the kill was never seen"
-    assert _hbase_cells(real_hbase, table) == _source_cells(spark, source, table)
+    assert hbase_table_cells(real_hbase, table) == _source_cells(spark, source, table)
 
 
 def _hbase_rows(real_hbase, table: str) -> list[bytes]:
