@@ -42,19 +42,19 @@ def test_targets_table_says_met_missed_by_how_much_and_not_measured(results_dir)
         for line in registry._targets_table(results_dir)
         if line.startswith("| ")
     }
-    e2e = rows["end-to-end replication >= 3x the source's ingest rate"]
+    e2e = rows["engine only: end-to-end replication >= 3x the source's ingest rate"]
     # the explanation quotes the run's own figures
     assert "**missed by 2.0x**: bounded by the peer: it applies every shipped cell" in e2e
     assert "own ingest (41,469 rows/s in this run)" in e2e
     assert "small sample" not in e2e
-    assert "met" in rows["a cycle with nothing to ship <= 2 s (no Spark job)"]
-    assert "(quick pass)" in rows["a cycle with nothing to ship <= 2 s (no Spark job)"]
+    assert "met" in rows["engine only: a cycle with nothing to ship <= 2 s (no Spark job)"]
+    assert "(quick pass)" in rows["engine only: a cycle with nothing to ship <= 2 s (no Spark job)"]
     assert "not measured" in rows["claim of 10,000 WALs <= 5 s"]
 
 
 def test_a_small_e2e_sample_is_named_in_the_explanation(results_dir):
     _result(results_dir, "e2e", {"replication rows/s / ingest rows/s (target >= 3)": 0.5}, figures=_e2e_figures(5000))
-    line = next(x for x in registry._targets_table(results_dir) if x.startswith("| end-to-end"))
+    line = next(x for x in registry._targets_table(results_dir) if x.startswith("| engine only: end-to-end"))
     assert "bounded by a small sample (5,000 rows shipped in 2.50 s of cycles" in line
 
 
@@ -66,7 +66,7 @@ def test_an_explanation_missing_its_figures_says_which(results_dir):
 
 def test_a_missed_upper_bound_reports_value_over_threshold(results_dir):
     _result(results_dir, "cycle_cost", {"nothing to ship: cycle (s, median)": 5.0})
-    line = next(x for x in registry._targets_table(results_dir) if x.startswith("| a cycle with nothing"))
+    line = next(x for x in registry._targets_table(results_dir) if x.startswith("| engine only: a cycle with nothing"))
     assert "**missed by 2.5x**" in line
 
 
