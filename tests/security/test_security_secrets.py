@@ -24,14 +24,15 @@ def assert_clean(where: str, text: str) -> None:
         assert secret not in text, f"a secret appears in {where}"
 
 
-def test_no_secret_in_cli_output_status_or_logs(secure, tmp_path):
+def test_no_secret_in_cli_output_status_or_logs(secure, secure_peer, tmp_path):
     key = secure.cluster_key
     work = tmp_path / "work"
     env = {"HBREP__hbrep__cluster__token": TOKEN, "HBREP__hbrep__state__dir": str(work)}
     c = ("-v", "--cluster", key, "--zk-auth", ZK_AUTH)
     runs = [
+        hbrep("-v", "--cluster", secure_peer.cluster_key, "--zk-auth", ZK_AUTH, "create_table", "s", "f:1", env=env),
         hbrep(*c, "create_table", "s", "f:1", env=env),
-        hbrep(*c, "add_peer", "9", key, env=env),  # replicates to itself: enough to run the Spark job
+        hbrep(*c, "add_peer", "9", secure_peer.cluster_key, env=env),  # a peer, so the ship runs the Spark job
         hbrep(*c, "put", "s", "r1", "f:q", "v1", env=env),
         hbrep(*c, "list_peers", env=env),
         hbrep(*c, "list_peers", "--json", env=env),
@@ -47,7 +48,12 @@ def test_no_secret_in_cli_output_status_or_logs(secure, tmp_path):
         assert_clean(f"{result.args[3:]}: stdout", result.stdout)
         assert_clean(f"{result.args[3:]}: stderr", result.stderr)
     assert any("INFO" in r.stderr for r in runs)  # -v did log something that was checked
-    logs = [p for p in Path(secure.root, ".hbrep").rglob("*") if p.is_file() and p.suffix in (".log", ".out")]
+    logs = [
+        p
+        for root in (secure.root, secure_peer.root)
+        for p in Path(root, ".hbrep").rglob("*")
+        if p.is_file() and p.suffix in (".log", ".out")
+    ]
     assert logs, "the region servers write logs under <root>/.hbrep"
     for log in logs:
         assert_clean(str(log), log.read_text(errors="replace"))
