@@ -162,6 +162,8 @@ class MetricsStore:
 
     def record_alert(self, event: dict[str, Any]) -> None:
         """Keep an alert (``kind``, ``source`` naming what raised it, ``message``) in a file of its own."""
-        now = int(time.time() * 1000)
-        name = f"{now:015d}-{_quote(str(event.get('source', 'unknown')))}.json"
-        self._write(self.fs.join(self.dir, "alerts", name), {"at_ms": now, **event})
+        now_ns = time.time_ns()
+        # nanoseconds in the name: two alerts of one millisecond still list in the order they were raised
+        # (names of the older 15-digit millisecond form sort before these)
+        name = f"{now_ns:020d}-{_quote(str(event.get('source', 'unknown')))}.json"
+        self._write(self.fs.join(self.dir, "alerts", name), {"at_ms": now_ns // 1_000_000, **event})
