@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import threading
+
 from replication.fs import get_filesystem
 from replication.jobs.launch import runner_for
 from replication.source.cycle import CycleReport, run_cycle
 from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
 from replication.tables.spark_views import scan
+from replication.wal.model import Cell, CellType
 from replication.zk.client import connected
 from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import ReplicationPeerConfig, ReplicationPeerStorage
@@ -54,3 +57,14 @@ def cycle(pair, spark, **kwargs) -> CycleReport:
 def queue_snapshot(pair) -> QueueSnapshot:
     with connected(pair.source_key) as zk:
         return ReplicationQueueStorage(zk, ZNodePaths(pair.conf, parent=pair.source_key.znode_parent)).snapshot()
+
+
+def write_load(cluster, table: str, stop: threading.Event, acked: list[bytes]) -> None:
+    """Write batches of 20 rows until stopped; record the rows of every acknowledged batch."""
+    with cluster.client() as client:
+        batch_no = 0
+        while not stop.is_set():
+            rows = [f"b{batch_no:05d}-{i:02d}".encode() for i in range(20)]
+            client.batch(table, [Cell(r, b"f1", b"q", 1_000_000 + batch_no, CellType.PUT, r) for r in rows])
+            acked.extend(rows)
+            batch_no += 1

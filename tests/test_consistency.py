@@ -11,7 +11,7 @@ import time
 import uuid
 
 import pytest
-from support import add_peer, create_table, cycle, queue_snapshot, set_peer_state, table_state
+from support import add_peer, create_table, cycle, queue_snapshot, set_peer_state, table_state, write_load
 
 from replication.consistency import ConsistencyTokenError, check_token, sweep_expired, take_token
 from replication.failover import failover_once
@@ -41,17 +41,6 @@ def check(pair, token_id: str, conf=None):
 
 def rows_of(spark, cluster, table: str) -> set[bytes]:
     return {row for row, *_ in table_state(spark, cluster, table)}
-
-
-def write_load(cluster, table: str, stop: threading.Event, acked: list[bytes]) -> None:
-    """Write batches of 20 rows until stopped; record the rows of every acknowledged batch."""
-    with cluster.client() as client:
-        batch_no = 0
-        while not stop.is_set():
-            rows = [f"b{batch_no:05d}-{i:02d}".encode() for i in range(20)]
-            client.batch(table, [Cell(r, b"f1", b"q", 1_000_000 + batch_no, CellType.PUT, r) for r in rows])
-            acked.extend(rows)
-            batch_no += 1
 
 
 class Load:

@@ -8,7 +8,7 @@ import time
 import uuid
 
 import pytest
-from support import add_peer, create_table, cycle, queue_snapshot, set_peer_state, table_state
+from support import add_peer, create_table, cycle, queue_snapshot, set_peer_state, table_state, write_load
 
 from replication.cleaner import clean_once
 from replication.failover import failover_once
@@ -28,17 +28,6 @@ def failover(pair, rng=None, **overrides):
     conf = pair.conf.with_overrides(overrides) if overrides else pair.conf
     with connected(pair.source_key) as zk:
         return failover_once(zk, pair.source_key, conf, rng=rng)
-
-
-def write_load(cluster, table: str, stop: threading.Event, acked: list[bytes]) -> None:
-    """Write batches of 20 rows until stopped; record the rows of every acknowledged batch."""
-    with cluster.client() as client:
-        batch_no = 0
-        while not stop.is_set():
-            rows = [f"b{batch_no:05d}-{i:02d}".encode() for i in range(20)]
-            client.batch(table, [Cell(r, b"f1", b"q", 1_000_000 + batch_no, CellType.PUT, r) for r in rows])
-            acked.extend(rows)
-            batch_no += 1
 
 
 def test_region_server_killed_during_load_then_failover_ship_equal(pair, peer_1, spark):
