@@ -10,7 +10,9 @@ shipped (read from the WAL at its recorded position), as HBase's replication del
 
 from __future__ import annotations
 
+import logging
 import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from kazoo.client import KazooClient
@@ -27,6 +29,8 @@ from replication.zk.cluster_key import ClusterKey
 from replication.zk.peer_storage import ReplicationPeerStorage, format_table_cfs
 from replication.zk.queue_info import ReplicationQueueInfo
 from replication.zk.queue_storage import ReplicationQueueStorage
+
+log = logging.getLogger(__name__)
 
 
 def _first_unshipped(
@@ -159,57 +163,95 @@ def replication_status(zk: KazooClient, key: ClusterKey, conf: Config, now_ms: i
     }
 
 
-def to_prometheus(status: dict[str, Any]) -> str:
-    """The status as Prometheus text exposition (prometheus_client), HBase metric names as labels/suffixes."""
-    from prometheus_client import CollectorRegistry, generate_latest  # only for --prometheus output
+class StatusCollector:
+    """A prometheus_client collector of the replication status, HBase's metric names as suffixes and labels.
+
+    ``supplier`` is called on every ``collect`` (so a scrape reads the status of that moment, the gauges
+    computed from ZooKeeper and the WALs as ``hbrep status replication`` does). ``hbrep_status_up`` is 1
+    when the status could be read; when the supplier fails it is 0, the error is logged, and no other
+    family is given (a scrape never shows stale figures as current).
+    """
+
+    def __init__(self, supplier: Callable[[], dict[str, Any]]):
+        self.supplier = supplier
+
+    def collect(self) -> Iterator[Any]:
+        from prometheus_client.core import GaugeMetricFamily
+
+        up = GaugeMetricFamily("hbrep_status_up", "1 when the replication status could be read, else 0")
+        try:
+            status = self.supplier()
+        except Exception as exc:  # a scrape reports the failure as a gauge, not as a broken endpoint
+            log.error("replication status unreadable: %s: %s", type(exc).__name__, exc)
+            up.add_metric([], 0)
+            yield up
+            return
+        up.add_metric([], 1)
+        yield up
+        yield from _status_families(status)
+
+
+def _status_families(status: dict[str, Any]) -> Iterator[Any]:
     from prometheus_client.core import GaugeMetricFamily
 
-    class _Collector:
-        def collect(self):
-            per_queue: dict[str, GaugeMetricFamily] = {}
+    per_queue: dict[str, GaugeMetricFamily] = {}
 
-            def family(suffix: str) -> GaugeMetricFamily:
-                if suffix not in per_queue:
-                    per_queue[suffix] = GaugeMetricFamily(
-                        f"hbrep_source_{suffix}",
-                        f"HBase source.<queueId>.{suffix}",
-                        labels=["queue_id", "replicator", "peer_id"],
-                    )
-                return per_queue[suffix]
+    def family(suffix: str) -> GaugeMetricFamily:
+        if suffix not in per_queue:
+            per_queue[suffix] = GaugeMetricFamily(
+                f"hbrep_source_{suffix}",
+                f"HBase source.<queueId>.{suffix}",
+                labels=["queue_id", "replicator", "peer_id"],
+            )
+        return per_queue[suffix]
 
-            for queue in status["queues"]:
-                labels = [queue["queue_id"], queue["replicator"], queue["peer_id"]]
-                family("sizeOfLogQueue").add_metric(labels, queue["sizeOfLogQueue"])
-                family("replicationLag").add_metric(labels, queue["replicationLag"])
-                if queue["ageOfLastShippedOp"] is not None:
-                    family("ageOfLastShippedOp").add_metric(labels, queue["ageOfLastShippedOp"])
-                family("stuck").add_metric(labels, 1 if queue["stuck"] else 0)
-                for name, value in queue["metrics"].items():
-                    if name not in ("lastShippedWriteTime", "lastShippedAt", "updated_ms"):
-                        family(name).add_metric(labels, value)
-            yield from per_queue.values()
-            for name, value in status["global"].items():
-                gauge = GaugeMetricFamily(f"hbrep_{name.replace('.', '_')}", f"HBase {name} (global)")
-                gauge.add_metric([], value)
-                yield gauge
-            peer_lag = GaugeMetricFamily(
-                "hbrep_peer_replicationLag", "max lag of a peer's queues (ms)", labels=["peer_id", "state"]
-            )
-            peer_age = GaugeMetricFamily(
-                "hbrep_peer_ageOfLastShippedOp",
-                "largest ageOfLastShippedOp of a peer's queues (ms)",
-                labels=["peer_id", "state"],
-            )
-            for peer in status["peers"].values():
-                peer_lag.add_metric([peer["peer_id"], peer["state"]], peer["replicationLag"])
-                if peer["ageOfLastShippedOp"] is not None:
-                    peer_age.add_metric([peer["peer_id"], peer["state"]], peer["ageOfLastShippedOp"])
-            yield peer_lag
-            yield peer_age
+    for queue in status["queues"]:
+        labels = [queue["queue_id"], queue["replicator"], queue["peer_id"]]
+        family("sizeOfLogQueue").add_metric(labels, queue["sizeOfLogQueue"])
+        family("replicationLag").add_metric(labels, queue["replicationLag"])
+        if queue["ageOfLastShippedOp"] is not None:
+            family("ageOfLastShippedOp").add_metric(labels, queue["ageOfLastShippedOp"])
+        family("stuck").add_metric(labels, 1 if queue["stuck"] else 0)
+        for name, value in queue["metrics"].items():
+            if name not in ("lastShippedWriteTime", "lastShippedAt", "updated_ms"):
+                family(name).add_metric(labels, value)
+    yield from per_queue.values()
+    for name, value in status["global"].items():
+        # HBase's global source has the same names as a queue's (source.sizeOfLogQueue); a family name may
+        # appear only once in an exposition, so the global ones carry ``global`` in theirs
+        gauge = GaugeMetricFamily(f"hbrep_global_{name.replace('.', '_')}", f"HBase {name} (global source)")
+        gauge.add_metric([], value)
+        yield gauge
+    peer_lag = GaugeMetricFamily(
+        "hbrep_peer_replicationLag", "max lag of a peer's queues (ms)", labels=["peer_id", "state"]
+    )
+    peer_age = GaugeMetricFamily(
+        "hbrep_peer_ageOfLastShippedOp",
+        "largest ageOfLastShippedOp of a peer's queues (ms)",
+        labels=["peer_id", "state"],
+    )
+    for peer in status["peers"].values():
+        peer_lag.add_metric([peer["peer_id"], peer["state"]], peer["replicationLag"])
+        if peer["ageOfLastShippedOp"] is not None:
+            peer_age.add_metric([peer["peer_id"], peer["state"]], peer["ageOfLastShippedOp"])
+    yield peer_lag
+    yield peer_age
+
+
+def status_registry(supplier: Callable[[], dict[str, Any]]) -> Any:
+    """A prometheus_client ``CollectorRegistry`` holding only a :class:`StatusCollector` of ``supplier``."""
+    from prometheus_client import CollectorRegistry
 
     registry = CollectorRegistry()
-    registry.register(_Collector())
-    return generate_latest(registry).decode("utf-8")
+    registry.register(StatusCollector(supplier))
+    return registry
+
+
+def to_prometheus(status: dict[str, Any]) -> str:
+    """The status as Prometheus text exposition (prometheus_client), HBase metric names as labels/suffixes."""
+    from prometheus_client import generate_latest
+
+    return generate_latest(status_registry(lambda: status)).decode("utf-8")
 
 
 def lag_violations(status: dict[str, Any], threshold_ms: int) -> list[dict[str, Any]]:

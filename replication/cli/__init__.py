@@ -23,6 +23,7 @@ from replication.cli import (
     hbase_commands,
     hdfs_commands,
     maintenance_commands,
+    metrics_commands,
     peer_commands,
     ship_commands,
     spark_commands,
@@ -105,6 +106,7 @@ def _register() -> None:
         conf_command.conf,
         *cluster_commands.COMMANDS,
         maintenance_commands.clean,
+        metrics_commands.metrics,
         *verify_commands.COMMANDS,
         demo_command.demo,
     ):

@@ -87,8 +87,24 @@ def test_status_api_adds_lag_history(source_cluster, airflow_server, served_view
     assert data["lag_history"]["1"][-1] == [data["now_ms"], data["peers"]["1"]["replicationLag"]]
 
 
+def test_metrics_route_serves_the_status_to_a_scraper_with_a_token(source_cluster, airflow_server, served_view):
+    from prometheus_client.parser import text_string_to_metric_families
+
+    server, _ = _known_queue(source_cluster)
+    code, body, headers = get(served_view + "metrics", token=login_token(airflow_server, "viewer"))
+    assert code == 200, body
+    assert {k.lower(): v for k, v in headers.items()}["content-type"].startswith("text/plain")
+    families = {f.name: f for f in text_string_to_metric_families(body)}
+    assert [s.value for s in families["hbrep_status_up"].samples] == [1.0]
+    (queue,) = [s for s in families["hbrep_source_sizeOfLogQueue"].samples if s.labels["peer_id"] == "1"]
+    assert queue.labels == {"queue_id": "1", "replicator": server, "peer_id": "1"}
+    assert queue.value == 0.0  # one WAL in the queue: the one being read does not count
+    (peer,) = families["hbrep_peer_replicationLag"].samples
+    assert peer.labels == {"peer_id": "1", "state": "ENABLED"}
+
+
 def test_every_route_needs_a_logged_in_user_allowed_to_read_the_dags(airflow_server, served_view):
-    routes = [served_view, served_view + "replication", served_view + "api/status"]
+    routes = [served_view, served_view + "replication", served_view + "api/status", served_view + "metrics"]
     for url in routes:
         code, body, _ = get(url)
         assert code == 401, (url, code, body)  # no token

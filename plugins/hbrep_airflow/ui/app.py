@@ -1,4 +1,5 @@
-"""FastAPI app of the Replication view: ``GET /`` the page, ``GET /api/status`` the data it draws.
+"""FastAPI app of the Replication view: ``GET /`` the page, ``GET /api/status`` the data it draws, and
+``GET /metrics`` the same status in Prometheus text format (a scraper sends an Airflow token as a bearer).
 
 Every route answers only a logged-in Airflow user whom Airflow's auth manager lets read every hbrep DAG:
 the routes depend on Airflow's own ``requires_access_dag("GET", param_dag_id=...)`` (the check Airflow's
@@ -102,5 +103,14 @@ def create_app(status_provider: StatusProvider | None = None) -> FastAPI:
         data = dict(data)
         data["lag_history"] = lag_history(data)
         return JSONResponse(jsonable_encoder(data))
+
+    @app.get("/metrics")
+    def metrics() -> Response:
+        """The status in Prometheus text format; ``hbrep_status_up 0`` when it cannot be read."""
+        from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+        from replication.status import status_registry
+
+        return Response(generate_latest(status_registry(provider)), media_type=CONTENT_TYPE_LATEST)
 
     return app

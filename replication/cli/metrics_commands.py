@@ -1,0 +1,43 @@
+"""``hbrep metrics serve``: the replication status as a Prometheus scrape endpoint."""
+
+from __future__ import annotations
+
+import signal
+import threading
+
+import click
+
+from replication.cli.common import CliContext, pass_context
+from replication.net import LOOPBACK
+
+
+@click.group()
+def metrics() -> None:
+    """Replication metrics for monitoring systems (`metrics serve`)."""
+
+
+@metrics.command("serve")
+@click.option("--port", type=click.IntRange(0, 65535), required=True, help="Port to listen on (0: any free port).")
+@click.option("--host", default=LOOPBACK, show_default=True, help="Address to bind.")
+@pass_context
+def serve(ctx: CliContext, port: int, host: str) -> None:
+    """Serve `status replication` at http://HOST:PORT/metrics (Prometheus text format) until stopped.
+
+    Each scrape reads the status of that moment, with HBase's metric names (hbrep_source_sizeOfLogQueue,
+    hbrep_source_ageOfLastShippedOp, hbrep_peer_replicationLag, ...); hbrep_status_up is 0 while the
+    cluster's ZooKeeper cannot be read. SIGINT or SIGTERM stops it.
+    """
+    from replication.metrics_http import serve_status_metrics
+    from replication.status import replication_status
+    from replication.zk.client import connected, zk_options
+
+    stopped = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stopped.set())
+    with connected(ctx.cluster, **zk_options(ctx.conf)) as zk:
+        server = serve_status_metrics(lambda: replication_status(zk, ctx.cluster, ctx.conf), host, port)
+        click.echo(f"serving {server.url} for {ctx.cluster}", err=True)
+        try:
+            stopped.wait()
+        finally:
+            server.stop()
