@@ -49,14 +49,23 @@ class TlsSettings:
             raise ConfigError(f"cannot read {self.prefix}{which} file {path}: {exc.strerror}") from None
 
 
+# Each key spelled out whole, so that a search for a key finds where it is read.
+_KEYS = {
+    RPC_PREFIX: ("hbrep.rpc.tls.enabled", "hbrep.rpc.tls.cert", "hbrep.rpc.tls.key", "hbrep.rpc.tls.ca"),
+    ZK_PREFIX: ("hbrep.zk.tls.enabled", "hbrep.zk.tls.cert", "hbrep.zk.tls.key", "hbrep.zk.tls.ca"),
+}
+RPC_CLIENT_AUTH = "hbrep.rpc.tls.client.auth"
+
+
 def _settings(conf: Config, prefix: str) -> TlsSettings | None:
-    if not conf.get_bool(prefix + "enabled", False):
+    enabled, cert, key, ca = _KEYS[prefix]
+    if not conf.get_bool(enabled, False):
         return None
     return TlsSettings(
-        cert=conf.get_str(prefix + "cert", ""),
-        key=conf.get_str(prefix + "key", ""),
-        ca=conf.get_str(prefix + "ca", ""),
-        client_auth=conf.get_bool(prefix + "client.auth", False) if prefix == RPC_PREFIX else False,
+        cert=conf.get_str(cert, ""),
+        key=conf.get_str(key, ""),
+        ca=conf.get_str(ca, ""),
+        client_auth=conf.get_bool(RPC_CLIENT_AUTH, False) if prefix == RPC_PREFIX else False,
         prefix=prefix,
     )
 

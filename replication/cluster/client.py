@@ -78,7 +78,7 @@ class ClusterClient:
         conf: Config | None = None,
         *,
         zk: KazooClient | None = None,
-        timeout_s: float = 30.0,
+        timeout_s: float | None = None,
     ):
         self.conf = conf or Config.load(env={})
         self.key = ClusterKey.parse(cluster_key) if isinstance(cluster_key, str) else cluster_key
@@ -88,7 +88,8 @@ class ClusterClient:
         self.info: ClusterInfo = read_cluster_info(self.zk, self.paths)
         self.fs, self.root = get_filesystem(self.info.root)
         self._metadata = ((rpc.AUTH_METADATA, cluster_token(self.fs, self.root, self.conf)),)
-        self.timeout_s = timeout_s
+        # each call's deadline: HBase's client RPC timeout unless the caller gives one
+        self.timeout_s = timeout_s if timeout_s is not None else self.conf.get_int("hbase.rpc.timeout") / 1000
         self._stubs: dict[str, tuple[grpc.Channel, Admin_pb2_grpc.AdminServiceStub]] = {}
         self._lock = threading.Lock()
         self._dead: set[str] = set()

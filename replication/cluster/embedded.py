@@ -30,7 +30,7 @@ from replication.cluster.info import (
     read_cluster_info,
     write_cluster_info,
 )
-from replication.cluster.regionserver import pid_file
+from replication.cluster.regionserver import check_region_server_settings, pid_file
 from replication.config import Config, write_site_xml
 from replication.fs import LocalFileSystem, get_filesystem
 from replication.processes import pid_alive, read_pid_file
@@ -263,6 +263,7 @@ def start_cluster(
     if regionservers < 1:
         raise ClusterError(f"cluster {name}: --regionservers must be at least 1, not {regionservers}")
     conf = conf or Config.load(env={})
+    check_region_server_settings(conf)
     key = ClusterKey.parse(cluster_key)
     zk = connect(key, **zk_options(conf))
     paths = ZNodePaths(conf, parent=key.znode_parent)

@@ -67,6 +67,20 @@ VALID_TYPES = frozenset(
 CHORE_INTERVAL_KEY = "hbrep.regionserver.chore.interval.ms"
 
 
+def check_region_server_settings(conf: Config) -> None:
+    """Refuse, with one line naming the key, the HBase settings a region server reads at start that
+    hbrep's region servers cannot honour (HBase reads them in FSHLog and Replication.initialize)."""
+    if conf.get_bool("hbase.regionserver.wal.enablecompression"):
+        raise ClusterError(
+            "hbase.regionserver.wal.enablecompression=true: hbrep's region servers write uncompressed WALs "
+            "(hbrep reads HBase's dictionary-compressed ones); set it to false"
+        )
+    if conf.get_bool("hbase.replication.bulkload.enabled"):
+        raise ClusterError(
+            "hbase.replication.bulkload.enabled=true: hbrep does not replicate bulk-loaded HFiles; set it to false"
+        )
+
+
 @dataclass
 class FlushResult:
     """What one region flush wrote (None path when the memstore was empty)."""
@@ -118,6 +132,7 @@ class HRegionServer:
         self._known_peers: set[str] = set()
         # hbase.replication false: this server keeps no replication queues (HBase 1.x starts no
         # replication service then); WALs are written, rolled and archived as always
+        check_region_server_settings(conf)
         self.replication_off = replication_disabled_reason(conf)
         self.live_servers: list[str] = []
         self.flush_size = conf.get_int("hbase.hregion.memstore.flush.size")
@@ -149,6 +164,7 @@ class HRegionServer:
             roll_size=roll_size(self.conf),
             roll_period_ms=self.conf.get_int("hbase.regionserver.logroll.period"),
             pre_log_roll=self._pre_log_roll,
+            separate_old_dir=self.conf.get_bool("hbase.separate.oldlogdir.by.regionserver"),
         )
         if self.replication_off:
             LOG.warning("region server %s registers no replication queues: %s", self.server_name, self.replication_off)

@@ -306,5 +306,11 @@ class ReplicationSink:
         """A ClusterClient of this cluster sharing the server's ZooKeeper session."""
         with self._lock:
             if self._client is None:
-                self._client = ClusterClient(self.server.cluster_key, self.server.conf, zk=self.server.zk)
+                # the sink's own connection to its cluster: HBase gives it replication.sink.client.ops.timeout
+                self._client = ClusterClient(
+                    self.server.cluster_key,
+                    self.server.conf,
+                    zk=self.server.zk,
+                    timeout_s=self.server.conf.get_int("replication.sink.client.ops.timeout") / 1000,
+                )
             return self._client

@@ -40,6 +40,7 @@ class FSHLog:
         roll_size: int,
         roll_period_ms: int,
         pre_log_roll: Callable[[str], None],
+        separate_old_dir: bool = False,
     ):
         self.fs = fs
         self.root = root
@@ -48,7 +49,9 @@ class FSHLog:
         self.roll_period_ms = roll_period_ms
         self._pre_log_roll = pre_log_roll
         self.dir = wal_dir(root, server_name)
-        self.old_dir = old_wal_dir(root)
+        # hbase.separate.oldlogdir.by.regionserver (AbstractFSWALProvider.getWALArchiveDirectoryName):
+        # archive into oldWALs/<server>/ instead of oldWALs/ (find_wal and the cleaner look in both)
+        self.old_dir = fs.join(old_wal_dir(root), server_name) if separate_old_dir else old_wal_dir(root)
         fs.mkdirs(self.dir)
         fs.mkdirs(self.old_dir)
         # Lock order: append_lock, then _sync_lock; never the other way round.
@@ -183,7 +186,7 @@ class FSHLog:
             return dict(self.region_sequences.get(name, {}))
 
     def archive(self, name: str) -> str:
-        """Move closed WAL ``name`` to ``oldWALs/`` with mtime = now; return its new path."""
+        """Move closed WAL ``name`` to ``oldWALs/`` (or ``oldWALs/<server>/``) with mtime = now; return its new path."""
         src = self.fs.join(self.dir, name)
         dst = self.fs.join(self.old_dir, name)
         self.fs.rename(src, dst)

@@ -117,6 +117,7 @@ def ship_queue(
     endpoint = None
     try:
         conf = manifest_conf(manifest)
+        warn_on_long_queue(queue, conf)
         fs, root = get_filesystem(manifest.source_root)
         peer_conf = peer_config_of(peer)
         peer_secrets(peer)  # a secret the snapshot could not resolve fails the queue with its one line
@@ -174,6 +175,18 @@ def ship_queue(
         metrics.inc("completedRecoverQueues")
     result.metrics = metrics.as_dict()
     return result
+
+
+def warn_on_long_queue(queue: QueueTask, conf: Config) -> None:
+    """HBase's warning when a queue holds more WALs than ``replication.source.log.queue.warn``
+    (ReplicationSource.enqueueLog): the source is falling behind the WALs its server writes."""
+    threshold = conf.get_int("replication.source.log.queue.warn")
+    waiting = max(0, len(queue.wals) - 1)  # the guide's sizeOfLogQueue: the WAL being read excluded
+    if waiting > threshold:
+        LOG.warning(
+            "queue %s of %s: queue size %d exceeds value of replication.source.log.queue.warn: %d",
+            queue.queue_id, queue.replicator, waiting, threshold,
+        )  # fmt: skip
 
 
 def _table_gone_on_source(fs, root) -> Callable[[str], bool]:

@@ -56,6 +56,9 @@ class ZNodePaths:
         self.peer_state_name = conf.get_str("zookeeper.znode.replication.peers.state")
         self.queues = _join(self.replication, conf.get_str("zookeeper.znode.replication.rs"))
         self.hfile_refs = _join(self.replication, conf.get_str("zookeeper.znode.replication.hfile.refs"))
+        # serial replication's last pushed sequence ids, ``regions/<e[0:2]>/<e[2:4]>/<e[4:]>-<peerId>`` for an
+        # encoded region name e (ZKReplicationQueueStorage.getSerialReplicationRegionPeerNode)
+        self.regions = _join(self.replication, conf.get_str("zookeeper.znode.replication.regions"))
         self.cluster_info = cluster_info_path(self.parent)
         self.leases = _join(self.replication, LEASES)
         self.dead_servers = _join(self.replication, DEAD_SERVERS)

@@ -333,6 +333,20 @@ class ReplicationPeerStorage:
                 queues.delete_queue(server, queue_id)  # journaled (journal.py)
             with contextlib.suppress(NoNodeError):
                 self.zk.delete(self.paths.hfile_refs_of(peer_id), recursive=True)
+            self._remove_last_pushed_sequence_ids(peer_id)
+
+    def _remove_last_pushed_sequence_ids(self, peer_id: str) -> None:
+        """Delete the peer's ``regions/../..-<peerId>`` znodes, as HBase's removePeer does
+        (ZKReplicationQueueStorage.removeLastSequenceIds): a serial peer of a real HBase source leaves them."""
+        suffix = f"-{peer_id}"
+        for first in _children(self.zk, self.paths.regions):
+            level1 = f"{self.paths.regions}/{first}"
+            for second in _children(self.zk, level1):
+                level2 = f"{level1}/{second}"
+                for name in _children(self.zk, level2):
+                    if name.endswith(suffix):
+                        with contextlib.suppress(NoNodeError):
+                            self.zk.delete(f"{level2}/{name}")
 
     def set_peer_state(self, peer_id: str, enabled: bool) -> None:
         """Write ENABLED/DISABLED to the peer-state znode (PeerNotFound when there is no such peer)."""
@@ -390,3 +404,11 @@ class ReplicationPeerStorage:
                 if queue_id != "lock" and ReplicationQueueInfo.parse(queue_id).peer_id == peer_id:
                     found.append((server, queue_id))
         return found
+
+
+def _children(zk: KazooClient, path: str) -> list[str]:
+    """The children of ``path``, none when it does not exist."""
+    try:
+        return zk.get_children(path)
+    except NoNodeError:
+        return []

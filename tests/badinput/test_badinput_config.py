@@ -92,3 +92,19 @@ def test_cluster_start_with_a_bad_site_file_starts_nothing(tmp_path, cluster_key
     finally:
         zk.stop()
         zk.close()
+
+
+@pytest.mark.parametrize(
+    ("key", "why"),
+    [
+        ("hbase.regionserver.wal.enablecompression", "hbrep's region servers write uncompressed WALs"),
+        ("hbase.replication.bulkload.enabled", "hbrep does not replicate bulk-loaded HFiles"),
+    ],
+)
+def test_cluster_start_refuses_what_its_region_servers_cannot_honour(tmp_path, cluster_key, key, why):
+    conf = site(tmp_path, {key: "true"})
+    root = tmp_path / "root"
+    result = hbrep("--conf", str(conf), "--cluster", cluster_key, "cluster", "start", "c", "--root", str(root))
+    line = error_line(result)
+    assert line.startswith(f"hbrep: error: {key}=true: ") and why in line, line
+    assert not root.exists()

@@ -132,3 +132,25 @@ def test_period_roll_and_interval_flush(cluster_key, tmp_path, cluster_conf):
         assert len(current) == 1 and current != first
         time.sleep(1.5)  # a WAL without entries is not rolled on the period (rollWriter skips it)
         assert os.listdir(live) == current
+
+
+def test_separate_oldlogdir_archives_under_the_servers_folder(cluster_key, tmp_path, cluster_conf):
+    """``hbase.separate.oldlogdir.by.regionserver=true``: archived WALs go to ``oldWALs/<server>/`` (HBase's
+    AbstractFSWALProvider), where find_wal looks for them."""
+    from replication.fs import LocalFileSystem
+    from replication.wal.names import find_wal
+
+    conf = cluster_conf.with_overrides({"hbase.separate.oldlogdir.by.regionserver": True})
+    with start_cluster(cluster_key, str(tmp_path / "root"), 1, conf=conf) as cluster:
+        (server,) = cluster.servers
+        TableRegistry(None, cluster.root).create(TableDescriptor.of("t", "f"))
+        with cluster.client() as client:
+            for i in range(120):
+                client.mutate_on(server, "t", [_put(b"r%04d" % i, b"y" * 300)])
+            client.flush("t")
+            own = os.path.join(old_wal_dir(cluster.root), server)
+            _wait(lambda: os.path.isdir(own) and len(os.listdir(own)) >= 2)
+            archived = sorted(os.listdir(own))
+            assert [n for n in os.listdir(old_wal_dir(cluster.root)) if n != server] == []
+            found = find_wal(LocalFileSystem(), cluster.root, archived[0])
+            assert found == os.path.join(own, archived[0])

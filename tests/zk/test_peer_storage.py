@@ -133,3 +133,24 @@ def test_a_peer_that_is_this_cluster_is_refused_with_hbases_reason(zkc, paths, c
     assert peers.list_peer_ids() == ["2", "3", "4", "5"]
     for parent in (twin.parent, other.parent):
         zkc.delete(parent, recursive=True)
+
+
+def test_remove_peer_drops_its_last_pushed_sequence_ids_as_hbase_does(zkc, paths):
+    """Serial peers of a real HBase source leave ``regions/<e[0:2]>/<e[2:4]>/<e[4:]>-<peerId>`` znodes;
+    HBase's removePeer deletes that peer's (ZKReplicationQueueStorage.removeLastSequenceIds)."""
+    peers = ReplicationPeerStorage(zkc, paths)
+    peers.add_peer("2", ReplicationPeerConfig("h:2181:/hbase", serial=True))
+    peers.add_peer("12", ReplicationPeerConfig("h:2181:/hbase", serial=True))
+    encoded = ["0123456789abcdef0123456789abcdef", "fedcba9876543210fedcba9876543210"]
+    for region in encoded:
+        for peer in ("2", "12"):
+            zkc.create(f"{paths.regions}/{region[:2]}/{region[2:4]}/{region[4:]}-{peer}", b"x", makepath=True)
+    peers.remove_peer("2")
+    left = sorted(
+        name
+        for a in zkc.get_children(paths.regions)
+        for b in zkc.get_children(f"{paths.regions}/{a}")
+        for name in zkc.get_children(f"{paths.regions}/{a}/{b}")
+    )
+    assert left == sorted(f"{region[4:]}-12" for region in encoded)
+    assert paths.regions == f"{paths.replication}/regions"
