@@ -98,6 +98,9 @@ DEFAULTS: dict[str, str] = {
     # a ship run keeps doing passes (snapshot -> job -> commit) for up to this long; 0 = one pass
     "hbrep.ship.window.ms": "0",
     "hbrep.lag.alert.ms": "300000",
+    # hbrep's own znodes (leases, dead marks, journal, tokens): empty = <zookeeper.znode.parent>/hbrep; an
+    # absolute path elsewhere must be one per cluster (replication/zk/layout.py)
+    "hbrep.zookeeper.znode.root": "",
     "hbrep.cluster.token": "",
     "hbrep.zk.auth": "",
     "hbrep.source.ship.max.attempts": "10",
@@ -169,6 +172,10 @@ def _znode_parent(raw: str) -> str:
     if not raw.startswith("/") or (len(raw) > 1 and raw.endswith("/")):
         raise ValueError(f"{raw!r} must start with '/' and not end with '/'")
     return raw
+
+
+def _optional_znode_path(raw: str) -> str:
+    return raw if raw == "" else _znode_parent(raw)
 
 
 def _digest_auth(raw: str) -> str:
@@ -281,6 +288,7 @@ VALIDATORS: dict[str, Validator] = {
     "hbase.rpc.timeout": _int(1),
     "hbase.ipc.max.request.size": _int(1),
     "zookeeper.znode.parent": _znode_parent,
+    "hbrep.zookeeper.znode.root": _optional_znode_path,
     "zookeeper.znode.replication": _name,
     "zookeeper.znode.replication.peers": _name,
     "zookeeper.znode.replication.peers.state": _name,

@@ -7,7 +7,7 @@ or dead) and, for each WAL with bytes past its recorded position, the end of its
 file's length, less the trailer of a closed WAL). Every edit acknowledged before the call is in
 one of those WALs below that offset: a region server adds a WAL to its queues before the first
 append (spec §2) and acknowledges an edit after it is in the file. The record is stored, zlib'd
-JSON, at ``<parent>/replication/hbrep-consistency/<token>`` (``ZNodePaths.consistency_token``) and
+JSON, at ``<hbrep root>/consistency/<token>`` (``ZNodePaths.consistency_token``) and
 lives ``hbrep.consistency.token.ttl.ms`` (default 24 h); expired records are removed lazily, by
 the next :func:`take_token` and by a check that meets one.
 

@@ -4,7 +4,7 @@ One run:
 
 1. Finds dead servers: replicators under ``replication/rs`` and owners of directories under
    ``<root>/WALs/`` with no live ``<parent>/rs/<server>`` znode.
-2. Records when each was first seen dead in ``<parent>/replication/hbrep-dead/<server>`` (in ZooKeeper,
+2. Records when each was first seen dead in ``<hbrep root>/dead/<server>`` (in ZooKeeper,
    so separate runs and separate machines agree) and acts only once
    ``replication.sleep.before.failover`` has passed since then. A server that comes back loses its mark.
 3. For at most ``replication.executor.workers`` dead servers: replays its WALs into table files (HBase's

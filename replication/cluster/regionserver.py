@@ -56,6 +56,7 @@ from replication.wal.model import Cell, CellType, Entry, WALKey
 from replication.zk.client import connect, zk_options
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
+from replication.zk.migration import migrate_legacy_znodes
 from replication.zk.queue_storage import ReplicationQueueStorage
 
 LOG = logging.getLogger("replication.cluster.regionserver")
@@ -116,6 +117,7 @@ class HRegionServer:
         self.zk = zk or connect(self.key, **zk_options(conf))
         self.zk_owned = zk is None
         self.info: ClusterInfo = read_cluster_info(self.zk, self.paths)
+        migrate_legacy_znodes(self.zk, self.paths)  # its queue journal lives under hbrep's root now
         self.fs: FileSystem
         self.fs, self.root = get_filesystem(self.info.root)
         self.token = cluster_token(self.fs, self.root, conf)

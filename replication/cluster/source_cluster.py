@@ -13,6 +13,7 @@ from replication.fs import FileSystem, get_filesystem
 from replication.zk.cluster_id import read_cluster_id
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
+from replication.zk.migration import migrate_legacy_znodes
 
 
 @dataclass
@@ -32,8 +33,13 @@ class SourceCluster:
 
 
 def open_source(zk: KazooClient, key: ClusterKey, conf: Config) -> SourceCluster:
-    """Read the source's ClusterInfo (root) and cluster id; HbrepError when it is not an hbrep cluster."""
+    """Read the source's ClusterInfo (root) and cluster id; HbrepError when it is not an hbrep cluster.
+
+    hbrep's own znodes left in HBase's replication tree by an older hbrep are moved to hbrep's root first
+    (``replication.zk.migration``), so every command sees them where they are now kept.
+    """
     paths = ZNodePaths(conf, parent=key.znode_parent)
     info = read_cluster_info(zk, paths)
+    migrate_legacy_znodes(zk, paths)
     fs, root = get_filesystem(info.root)
     return SourceCluster(key, paths, root, read_cluster_id(zk, paths), fs, root_uri=info.root)

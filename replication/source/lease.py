@@ -1,6 +1,6 @@
 """A per-peer ship lease in ZooKeeper, so two cycles never ship the same peer's queues at once.
 
-``<parent>/replication/hbrep-leases/<peerId>`` holds ``{"owner", "expires_ms"}``. Airflow's
+``<hbrep root>/leases/<peerId>`` (``<parent>/hbrep`` by default) holds ``{"owner", "expires_ms"}``. Airflow's
 ``max_active_runs`` is not enough (a manual ``hbrep ship --once`` or a second scheduler can overlap),
 and an ephemeral lock is not either: snapshot, ship and commit run in separate processes. So the
 lease is a persistent znode taken by create, renewed/taken over only by a version-guarded set, and

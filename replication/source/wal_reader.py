@@ -15,15 +15,18 @@ the being-written one, which a region server registers just before it creates th
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from replication.config import Config
 from replication.errors import HbrepError
 from replication.fs import FileSystem
+from replication.fs_types import FileSystemError
 from replication.source.filters import EntryFilter, ShipEntry
 from replication.source.manifest import QueueTask, WalTask
 from replication.source.metrics import SourceMetrics
+from replication.wal.errors import WALNotFound
 from replication.wal.names import find_wal, wal_group_id, wal_start_timestamp
 from replication.wal.reader import open_wal
 
@@ -111,15 +114,46 @@ class ReplicationSourceWALReader:
                     )
                 yield from self._read_wal(wal, path, writing)
 
+    def _open_where_it_is(self, wal: WalTask, path: str, start_at: Callable[[int], int]) -> tuple[str, int, Any]:
+        """(path, readable length, reader) of the WAL, looked up again if it moved since ``resolve``.
+
+        A region server archives a closed WAL to oldWALs/ whenever its edits are flushed, so the file can
+        move between the lookup and the open. HBase's WALEntryStream then opens the archived path instead
+        of failing (the guide: no error mid-read); so does this, up to twice, before WALMissing.
+        """
+        for _ in range(3):
+            try:
+                length = self.fs.readable_length(path)  # a WAL being written on HDFS: up to its hflushed bytes
+                return path, length, open_wal(path, fs=self.fs, start=start_at(length))
+            except (FileSystemError, WALNotFound):
+                moved = find_wal(
+                    self.fs, self.root, wal.name, servers=[self.queue.replicator, *self.queue.dead_servers]
+                )
+                if moved is None:
+                    break
+                if moved == path:
+                    raise  # still there: not a move (an unreachable file system, say); its own error
+                LOG.info("WAL %s of queue %s moved to %s before it was opened; reading it there", path,
+                         self.queue.key, moved)  # fmt: skip
+                path = moved
+        raise WALMissing(
+            f"WAL {wal.name} of queue {self.queue.key} moved while being opened and is in none of WALs/, oldWALs/ "
+            f"or the dead servers' directories under {self.root}"
+        )
+
     def _read_wal(self, wal: WalTask, path: str, writing: bool) -> Iterator[WALEntryBatch]:
-        length = self.fs.readable_length(path)  # a WAL being written on HDFS: up to its hflushed bytes
+        path, length, reader = self._open_where_it_is(
+            wal, path, lambda length: wal.position if wal.position <= length else 0
+        )
         if length == 0 and not writing:
             if not self.eof_autorecovery:
+                _close(reader)
                 raise ZeroLengthWAL(
                     f"WAL {path} of queue {self.queue.key} is zero-length; set "
                     "replication.source.eof.autorecovery=true to drop it from the queue"
                 )
             LOG.warning("Dropping zero-length WAL %s from queue %s (eof.autorecovery)", path, self.queue.key)
+            _close(reader)
             yield WALEntryBatch(wal, last_position=0, end_of_file=True)
             return
         start = wal.position if wal.position <= length else 0
@@ -129,7 +163,6 @@ class ReplicationSourceWALReader:
             )
             self.metrics.inc("restartedLogReading")
         batch = WALEntryBatch(wal, last_position=start)
-        reader = open_wal(path, fs=self.fs, start=start)
         try:
             for raw in reader.raw_entries():
                 self.metrics.inc("logEditsRead")
@@ -161,6 +194,10 @@ class ReplicationSourceWALReader:
                     )
             yield batch
         finally:
-            close = getattr(reader, "close", None)
-            if close is not None:
-                close()
+            _close(reader)
+
+
+def _close(reader: Any) -> None:
+    close = getattr(reader, "close", None)
+    if close is not None:
+        close()

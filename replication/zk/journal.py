@@ -1,4 +1,4 @@
-"""The queue change journal: ``<parent>/replication/hbrep-journal/q-<seq>`` (hbrep's own; HBase has none).
+"""The queue change journal: ``<hbrep root>/journal/q-<seq>`` (hbrep's own; HBase has none).
 
 HBase re-reads every queue of every replicator when it needs them; a batch ship cycle that runs every
 minute cannot afford that for 10,000 queues. So every hbrep writer of a queue (add WAL, set position,
@@ -38,7 +38,7 @@ _DELETES_PER_MULTI = 2_000  # ~100 bytes per delete op: ~200 KB, far below jute.
 
 
 def journal_root(paths: ZNodePaths) -> str:
-    """``<parent>/replication/hbrep-journal``."""
+    """``<hbrep root>/journal`` (``<parent>/hbrep/journal`` by default)."""
     return paths.journal
 
 

@@ -1,7 +1,13 @@
 """Every znode path of one cluster, in one place (``ZNodePaths``, ``ZKReplicationStorageBase``).
 
-HBase's own paths come from its config keys; hbrep's own znodes (cluster info, ship leases, dead-server
-marks, the queue change journal) sit beside them, and every module asks this class for them.
+HBase's own paths come from its config keys. hbrep's own working znodes (ship leases, dead-server marks,
+the queue change journal, consistency tokens) live under one root of hbrep's own,
+``hbrep.zookeeper.znode.root`` (default ``<parent>/hbrep``), so that a production HBase's replication
+znodes hold only what HBase itself writes there (peers, queues, hfile-refs, regions). Before issue 23 they
+sat inside ``<parent>/replication`` as ``hbrep-*``; :mod:`replication.zk.migration` moves them on first
+start. Two znodes stay beside HBase's under the parent, because other programs find them by the parent
+alone: ``hbrep-cluster`` (an embedded cluster's description, read before any configuration) and
+``hbrep-hbase-rpc`` (the znode parent HBase's own replication source is given to reach hbrep).
 """
 
 from __future__ import annotations
@@ -12,10 +18,18 @@ LOCK = "lock"  # the claim lock child of a replicator node (1.x ReplicationQueue
 CVERSION_PREFIX = "cversion_"  # transient child of the queues root, bumps its cversion (spec §3.4)
 # hbrep's own znodes (HBase has none of these)
 CLUSTER_INFO = "hbrep-cluster"  # under the parent: the cluster's name, root and parent (cluster/info.py)
-LEASES = "hbrep-leases"  # under replication: one ship lease per peer (source/lease.py)
-DEAD_SERVERS = "hbrep-dead"  # under replication: when each dead server was first seen (failover.py)
-JOURNAL = "hbrep-journal"  # under replication: the queue change journal (zk/journal.py)
-CONSISTENCY_TOKENS = "hbrep-consistency"  # under replication: one record per consistency token (consistency.py)
+HBREP_ROOT = "hbrep"  # under the parent, unless hbrep.zookeeper.znode.root names another place
+LEASES = "leases"  # under hbrep's root: one ship lease per peer (source/lease.py)
+DEAD_SERVERS = "dead"  # under hbrep's root: when each dead server was first seen (failover.py)
+JOURNAL = "journal"  # under hbrep's root: the queue change journal (zk/journal.py)
+CONSISTENCY_TOKENS = "consistency"  # under hbrep's root: one record per consistency token (consistency.py)
+# where the same znodes sat before issue 23, under <parent>/replication: (old name, new name, copy children)
+LEGACY_REPLICATION_CHILDREN = (
+    ("hbrep-leases", LEASES, True),
+    ("hbrep-dead", DEAD_SERVERS, True),
+    ("hbrep-consistency", CONSISTENCY_TOKENS, True),
+    ("hbrep-journal", JOURNAL, False),  # a new journal (new czxid) makes every snapshot cache read in full
+)
 JOURNAL_ENTRY_PREFIX = "q-"  # a journal entry's name before the 10-digit sequence
 # under the parent: a znode parent for HBase's own clients (cluster/hbase_registry.py), holding a copy of
 # hbaseid and rs/<host,hbaseRpcPort,startcode> for each region server's HBase RPC listener
@@ -43,8 +57,8 @@ def cluster_info_path(parent: str) -> str:
 
 class ZNodePaths:
     """Absolute znode paths: ``parent``, ``hbaseid``, ``rs``, ``replication``, ``peers``, ``queues``, and
-    hbrep's own ``cluster_info``, ``leases``, ``dead_servers``, ``journal``, ``consistency_tokens`` and
-    ``hbase_rpc`` (with its ``hbase_rpc_hbaseid`` and ``hbase_rpc_rs``)."""
+    hbrep's own ``hbrep_root`` (``leases``, ``dead_servers``, ``journal``, ``consistency_tokens``),
+    ``cluster_info`` and ``hbase_rpc`` (with its ``hbase_rpc_hbaseid`` and ``hbase_rpc_rs``)."""
 
     def __init__(self, conf: Config | None = None, parent: str | None = None):
         conf = conf if conf is not None else Config.load(env={})
@@ -60,13 +74,19 @@ class ZNodePaths:
         # encoded region name e (ZKReplicationQueueStorage.getSerialReplicationRegionPeerNode)
         self.regions = _join(self.replication, conf.get_str("zookeeper.znode.replication.regions"))
         self.cluster_info = cluster_info_path(self.parent)
-        self.leases = _join(self.replication, LEASES)
-        self.dead_servers = _join(self.replication, DEAD_SERVERS)
-        self.journal = _join(self.replication, JOURNAL)
-        self.consistency_tokens = _join(self.replication, CONSISTENCY_TOKENS)
+        self.hbrep_root = conf.get_str("hbrep.zookeeper.znode.root") or _join(self.parent, HBREP_ROOT)
+        self.leases = _join(self.hbrep_root, LEASES)
+        self.dead_servers = _join(self.hbrep_root, DEAD_SERVERS)
+        self.journal = _join(self.hbrep_root, JOURNAL)
+        self.consistency_tokens = _join(self.hbrep_root, CONSISTENCY_TOKENS)
         self.hbase_rpc = _join(self.parent, HBASE_RPC)
         self.hbase_rpc_hbaseid = _join(self.hbase_rpc, conf.get_str("zookeeper.znode.clusterId"))
         self.hbase_rpc_rs = _join(self.hbase_rpc, conf.get_str("zookeeper.znode.rs"))
+
+    def legacy_moves(self) -> list[tuple[str, str, bool]]:
+        """(old path under ``<parent>/replication``, new path under hbrep's root, copy its children?)."""
+        return [(_join(self.replication, old), _join(self.hbrep_root, new), copy)
+                for old, new, copy in LEGACY_REPLICATION_CHILDREN]  # fmt: skip
 
     def live_server(self, server: str) -> str:
         """``<parent>/rs/<server>``: the ephemeral znode of a live region server."""
@@ -109,23 +129,23 @@ class ZNodePaths:
         return _join(self.hfile_refs, peer_id)
 
     def lease(self, peer_id: str) -> str:
-        """``<parent>/replication/hbrep-leases/<peerId>``: the ship lease of one peer."""
+        """``<hbrep root>/leases/<peerId>``: the ship lease of one peer."""
         return _join(self.leases, peer_id)
 
     def dead_server(self, server: str) -> str:
-        """``<parent>/replication/hbrep-dead/<server>``: when failover first saw that server dead."""
+        """``<hbrep root>/dead/<server>``: when failover first saw that server dead."""
         return _join(self.dead_servers, server)
 
     def journal_entry(self, name: str) -> str:
-        """``<parent>/replication/hbrep-journal/<name>``: one journal entry (``q-0000000042``)."""
+        """``<hbrep root>/journal/<name>``: one journal entry (``q-0000000042``)."""
         return _join(self.journal, name)
 
     def journal_entry_prefix(self) -> str:
-        """``<parent>/replication/hbrep-journal/q-``: where a sequential journal entry is created."""
+        """``<hbrep root>/journal/q-``: where a sequential journal entry is created."""
         return _join(self.journal, JOURNAL_ENTRY_PREFIX)
 
     def consistency_token(self, token: str) -> str:
-        """``<parent>/replication/hbrep-consistency/<token>``: the record of one consistency token."""
+        """``<hbrep root>/consistency/<token>``: the record of one consistency token."""
         return _join(self.consistency_tokens, token)
 
     def __repr__(self) -> str:

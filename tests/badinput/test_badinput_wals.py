@@ -284,7 +284,7 @@ def test_garbage_in_a_position_znode_is_reported_with_the_znode(setup, data, why
                 line = error_line(hbrep(*c, *args, env=full))
                 assert line.startswith(f"hbrep: error: {znode}: {why}"), (args, line)
             assert zk.get(znode)[0] == data  # nothing rewrote it (no silent restart from 0)
-            assert zk.exists(f"{setup.paths.replication}/hbrep-leases/1") is None  # the failed ship left no lease
+            assert zk.exists(setup.paths.lease("1")) is None  # the failed ship left no lease
         finally:
             zk.set(znode, original)
     assert setup.queues() == setup.after  # every other queue and position is as the last cycle left it
