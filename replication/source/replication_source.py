@@ -15,6 +15,8 @@ import uuid
 from collections.abc import Callable
 from contextlib import suppress
 
+from kazoo.client import KazooClient
+
 from replication.cluster.info import cluster_token
 from replication.config import Config
 from replication.errors import HbrepError
@@ -24,6 +26,7 @@ from replication.source.filters import EntryFilter
 from replication.source.manifest import Manifest, PeerTask, QueueResult, QueueTask, WalProgress
 from replication.source.metrics import SourceMetrics
 from replication.source.peer_protocol import HBREP, configured_protocol, sink_client_factory
+from replication.source.peer_servers import PeerRegionServers
 from replication.source.read_ahead import ReadAhead
 from replication.source.shipper import ReplicationSourceShipper
 from replication.source.sink_manager import ReplicationSinkManager
@@ -32,11 +35,10 @@ from replication.source.wal_reader import ReplicationSourceWALReader, WALMissing
 from replication.tables.descriptors import TableRegistry
 from replication.tls import zk_client_tls
 from replication.wal.errors import WALError
-from replication.zk.client import connected
+from replication.zk.client import connect
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import ReplicationPeerConfig
-from replication.zk.queue_info import live_server_names
 
 LOG = logging.getLogger(__name__)
 
@@ -57,24 +59,17 @@ def peer_config_of(peer: PeerTask):
     return ReplicationPeerConfig.from_bytes(base64.b64decode(peer.config["peer_bytes"]), f"peer {peer.peer_id}")
 
 
-def peer_servers_fetcher(peer: PeerTask, conf: Config) -> Callable[[], list[str]]:
-    """A callable giving the peer's live region servers: the snapshot's list first, then ZooKeeper."""
-    first = [list(peer.sinks)]
+def peer_region_servers(peer: PeerTask, conf: Config) -> PeerRegionServers:
+    """The peer's live region servers for one ship task: the snapshot's list, then a watch on ``rs``."""
+    key = ClusterKey.parse(peer.cluster_key)
 
-    def fetch() -> list[str]:
-        if first:
-            return first.pop()
+    def connect_to_peer() -> KazooClient:
+        auth = peer_secrets(peer).get("hbrep.zk.auth") or conf.get_str("hbrep.zk.auth", "")
+        return connect(key, timeout=10.0, auth=auth or None, tls=zk_client_tls(conf))
 
-        key = ClusterKey.parse(peer.cluster_key)
-        try:
-            auth = peer_secrets(peer).get("hbrep.zk.auth") or conf.get_str("hbrep.zk.auth", "")
-            with connected(key, timeout=10.0, auth=auth or None, tls=zk_client_tls(conf)) as zk:
-                return live_server_names(zk.get_children(ZNodePaths(conf, parent=key.znode_parent).rs))
-        except Exception as exc:  # unreachable peer ZooKeeper: no sinks this round
-            LOG.warning("Cannot read region servers of peer %s (%s): %s", peer.peer_id, key, exc)
-            return []
-
-    return fetch
+    return PeerRegionServers(
+        peer.peer_id, list(peer.sinks), connect_to_peer, ZNodePaths(conf, parent=key.znode_parent).rs
+    )
 
 
 def peer_secrets(peer: PeerTask) -> dict[str, str]:
@@ -115,6 +110,7 @@ def ship_queue(
         return result
     metrics = SourceMetrics()
     endpoint = None
+    peer_servers = None
     try:
         conf = manifest_conf(manifest)
         warn_on_long_queue(queue, conf)
@@ -127,11 +123,13 @@ def ship_queue(
         entry_filter = EntryFilter(
             peer_conf.need_to_replicate, uuid.UUID(manifest.source_cluster_id), uuid.UUID(peer.peer_cluster_id)
         )
+        peer_servers = peer_region_servers(peer, conf)
         sinks = ReplicationSinkManager(
             peer.peer_id,
-            peer_servers_fetcher(peer, conf),
+            peer_servers.fetch,
             conf.get_float("replication.source.ratio"),
             conf.get_int("replication.bad.sink.threshold"),
+            servers_changed=peer_servers.changed,
         )
         endpoint = ReplicationEndpoint(
             peer.peer_id,
@@ -170,6 +168,9 @@ def ship_queue(
         if endpoint is not None:
             with suppress(Exception):
                 endpoint.close()
+        if peer_servers is not None:
+            with suppress(Exception):
+                peer_servers.close()
     result.drained = queue.recovered and result.status == "ok" and all(w.done for w in result.wals)
     if result.drained:
         metrics.inc("completedRecoverQueues")

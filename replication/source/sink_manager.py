@@ -2,7 +2,8 @@
 
 Candidates are the children of the peer's ``<parent>/rs``. ``choose_sinks`` shuffles them and keeps
 ``ceil(n × replication.source.ratio)``; ``get_sink`` picks one at random, re-choosing first when the
-list is empty or the peer's server list changed since the last choice. A sink that fails more than
+list is empty or the peer's server list changed since the last choice (seen by a watch on the peer's
+``rs`` znode, ``peer_servers.py``, or re-read after a failure). A sink that fails more than
 ``replication.bad.sink.threshold`` times is dropped; a success resets its count.
 """
 
@@ -32,6 +33,7 @@ class ReplicationSinkManager:
         ratio: float,
         bad_sink_threshold: int,
         rng: random.Random | None = None,
+        servers_changed: Callable[[], list[str] | None] | None = None,
     ):
         self.peer_id = peer_id
         self.fetch_servers = fetch_servers
@@ -41,6 +43,8 @@ class ReplicationSinkManager:
         self.sinks: list[str] = []
         self.bad_counts: dict[str, int] = {}
         self._known: tuple[str, ...] | None = None
+        # the peer's list when a watch saw it change since the last call, else None (peer_servers.py)
+        self.servers_changed = servers_changed
 
     def choose_sinks(self) -> list[str]:
         """Re-read the peer's servers and keep a random ``ratio`` subset of them."""
@@ -67,7 +71,15 @@ class ReplicationSinkManager:
         self.notice_servers(list(self.fetch_servers()))
 
     def get_sink(self) -> str:
-        """A random sink; NoSinksAvailable when the peer has no live region server."""
+        """A random sink; NoSinksAvailable when the peer has no live region server.
+
+        A change of the peer's servers seen by the watch makes this choose again first, as HBase's
+        endpoint does when its PeerRegionServerListener fires: a server that left is not tried.
+        """
+        if self.servers_changed is not None:
+            latest = self.servers_changed()
+            if latest is not None:
+                self.notice_servers(latest)
         if not self.sinks:
             self.choose_sinks()
         if not self.sinks:
