@@ -14,6 +14,7 @@ from __future__ import annotations
 import sys
 
 import click
+import cloup
 
 from replication.cli import (
     cluster_commands,
@@ -38,7 +39,7 @@ from replication.errors import HbrepError
 __all__ = ["CliContext", "main", "pass_context"]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+@cloup.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
 @click.option(
     "--cluster",
     "cluster_key",
@@ -92,27 +93,41 @@ def main(argv: list[str] | None = None) -> int:
     return result if isinstance(result, int) else 0
 
 
+# ``hbrep --help`` lists the commands in the HBase shell's groups (replication, table, data, tools), then
+# hbrep's own (shipping and failover runs, the components of a dev stack); cloup draws the sections.
+SECTIONS = (
+    (
+        "Replication (HBase shell)",
+        (
+            peer_commands.add_peer, peer_commands.remove_peer, peer_commands.enable_peer,
+            peer_commands.disable_peer, peer_commands.list_peers, peer_commands.queues, ship_commands.status,
+            *consistency_commands.COMMANDS, *verify_commands.COMMANDS,
+        ),
+    ),
+    (
+        "Table (HBase shell)",
+        (cluster_commands.create_table, cluster_commands.alter, cluster_commands.describe, cluster_commands.flush),
+    ),
+    (
+        "Data (HBase shell)",
+        (cluster_commands.put, cluster_commands.delete, *data_commands.COMMANDS, cluster_commands.load),
+    ),
+    ("Tools", (wal_commands.wal, conf_command.conf, metrics_commands.metrics)),
+    ("Shipping and failover (hbrep)", (ship_commands.ship, peer_commands.failover, maintenance_commands.clean)),
+    (
+        "Components (hbrep)",
+        (
+            zk_commands.zk, cluster_commands.cluster, cluster_commands.rs, hbase_commands.hbase,
+            hdfs_commands.hdfs, spark_commands.spark, demo_command.demo,
+        ),
+    ),
+)  # fmt: skip
+
+
 def _register() -> None:
-    """Add every command group to ``cli``."""
-    for command in (
-        zk_commands.zk,
-        hdfs_commands.hdfs,
-        hbase_commands.hbase,
-        spark_commands.spark,
-        *peer_commands.COMMANDS,
-        ship_commands.ship,
-        ship_commands.status,
-        *consistency_commands.COMMANDS,
-        wal_commands.wal,
-        conf_command.conf,
-        *cluster_commands.COMMANDS,
-        *data_commands.COMMANDS,
-        maintenance_commands.clean,
-        metrics_commands.metrics,
-        *verify_commands.COMMANDS,
-        demo_command.demo,
-    ):
-        cli.add_command(command)
+    """Add every command to ``cli``, in its help section."""
+    for title, commands in SECTIONS:
+        cli.add_section(cloup.Section(title, commands))
 
 
 _register()
