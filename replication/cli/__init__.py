@@ -27,6 +27,7 @@ from replication.cli import (
     maintenance_commands,
     metrics_commands,
     peer_commands,
+    peer_config_commands,
     ship_commands,
     spark_commands,
     verify_commands,
@@ -101,6 +102,7 @@ SECTIONS = (
         (
             peer_commands.add_peer, peer_commands.remove_peer, peer_commands.enable_peer,
             peer_commands.disable_peer, peer_commands.list_peers, peer_commands.queues, ship_commands.status,
+            *peer_config_commands.COMMANDS, *peer_config_commands.TABLE_COMMANDS,
             *consistency_commands.COMMANDS, *verify_commands.COMMANDS,
         ),
     ),

@@ -15,6 +15,7 @@ from replication.errors import HbrepError
 from replication.source.peer_protocol import configured_protocol
 from replication.zk.client import connect, zk_options
 from replication.zk.layout import ZNodePaths
+from replication.zk.peer_config_edits import check_peer_config
 from replication.zk.peer_storage import (
     ReplicationPeerConfig,
     ReplicationPeerStorage,
@@ -95,6 +96,7 @@ def add_peer(
         serial=serial,
         configuration=configuration,
     )
+    check_peer_config(config)  # HBase's checkPeerConfig: namespaces and table-cfs may not overlap
     with zk_session(ctx) as (zk, paths):
         ReplicationPeerStorage(zk, paths).add_peer(peer_id, config, enabled=state.upper() == "ENABLED")
     click.echo(f"peer {peer_id} added ({cluster_key}, {state.upper()})")
