@@ -108,7 +108,10 @@ SECTIONS = (
     ),
     (
         "Table (HBase shell)",
-        (cluster_commands.create_table, cluster_commands.alter, cluster_commands.describe, cluster_commands.flush),
+        (
+            cluster_commands.create_table, cluster_commands.alter, cluster_commands.disable, cluster_commands.enable,
+            cluster_commands.is_enabled, cluster_commands.describe, cluster_commands.flush,
+        ),
     ),
     (
         "Data (HBase shell)",

@@ -159,6 +159,32 @@ def alter(ctx: CliContext, table: str, family: str, scope: int) -> None:
     click.echo(f"table {desc.name}: family {family} scope {scope}")
 
 
+@click.command("disable")
+@click.argument("table")
+@pass_context
+def disable(ctx: CliContext, table: str) -> None:
+    """Disable TABLE: writes to it fail until it is enabled (the guide's alter procedure: disable, alter, enable)."""
+    _registry(ctx).set_enabled(table, False)
+    click.echo(f"table {table} disabled")
+
+
+@click.command("enable")
+@click.argument("table")
+@pass_context
+def enable(ctx: CliContext, table: str) -> None:
+    """Enable TABLE again."""
+    _registry(ctx).set_enabled(table, True)
+    click.echo(f"table {table} enabled")
+
+
+@click.command("is_enabled")
+@click.argument("table")
+@pass_context
+def is_enabled(ctx: CliContext, table: str) -> None:
+    """Print true or false, as the HBase shell does."""
+    click.echo(str(_registry(ctx).get(table).enabled).lower())
+
+
 @click.command("describe")
 @click.argument("table")
 @json_option
@@ -284,4 +310,4 @@ def load(
     )
 
 
-COMMANDS = (cluster, rs, create_table, alter, describe, put, delete, flush, load)
+COMMANDS = (cluster, rs, create_table, alter, disable, enable, is_enabled, describe, put, delete, flush, load)

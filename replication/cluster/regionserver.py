@@ -50,6 +50,7 @@ from replication.errors import HbrepError
 from replication.fs import FileSystem, get_filesystem
 from replication.processes import write_pid_file
 from replication.tables.descriptors import TableDescriptor, TableRegistry
+from replication.tables.errors import TableNotEnabled
 from replication.tables.names import TableName
 from replication.tls import rpc_server_tls
 from replication.wal.model import Cell, CellType, Entry, WALKey
@@ -339,6 +340,8 @@ class HRegionServer:
         if self.stopped.is_set() or self.wal is None:
             raise RegionServerAborted(f"region server {self.server_name} is stopping")
         desc = self.descriptor(table)
+        if not desc.enabled:
+            raise TableNotEnabled(f"table {desc.name} is disabled")
         now_ms = int(time.time() * 1000)
         prepared = self.prepare_cells(desc, cells, now_ms)
         if encoded is not None and (

@@ -18,6 +18,8 @@ from replication.tables.errors import (
     CorruptTableFile,
     IllegalDescriptor,
     TableExists,
+    TableNotDisabled,
+    TableNotEnabled,
     UnknownFamily,
     UnknownTable,
 )
@@ -66,6 +68,7 @@ class TableDescriptor:
 
     name: str
     families: dict[str, ColumnFamilyDescriptor] = field(default_factory=dict)
+    enabled: bool = True  # the table's state (HBase keeps it in hbase:meta); writes to a disabled one fail
 
     def __post_init__(self) -> None:
         table = TableName.parse(self.name)
@@ -128,7 +131,7 @@ class TableDescriptor:
         check_scope(scope, self.name, fam.name)
         families = dict(self.families)
         families[fam.name] = replace(fam, scope=scope)
-        return TableDescriptor(self.name, families)
+        return replace(self, families=families)
 
     def to_json(self) -> str:
         """The stored form (stable key order)."""
@@ -140,6 +143,8 @@ class TableDescriptor:
                 for f in sorted(self.families.values(), key=lambda f: f.name)
             ],
         }
+        if not self.enabled:
+            doc["enabled"] = False  # written only when disabled: enabled tables' files stay as before
         return json.dumps(doc, indent=2, sort_keys=True) + "\n"
 
     @classmethod
@@ -150,7 +155,10 @@ class TableDescriptor:
             if doc.get("format") != FORMAT_VERSION:
                 raise ValueError(f"unsupported format {doc.get('format')!r}")
             fams = [ColumnFamilyDescriptor(f["name"], int(f["scope"]), int(f["max_versions"])) for f in doc["families"]]
-            return cls.of(doc["name"], *fams)
+            enabled = doc.get("enabled", True)
+            if not isinstance(enabled, bool):
+                raise ValueError(f"'enabled' must be true or false, not {enabled!r}")
+            return replace(cls.of(doc["name"], *fams), enabled=enabled)
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise CorruptTableFile(f"bad table descriptor {source}: {exc}") from None
 
@@ -197,6 +205,17 @@ class TableRegistry:
     def exists(self, table: str | TableName) -> bool:
         """True if ``table`` has a descriptor."""
         return self.fs.exists(self.descriptor_path(table))
+
+    def set_enabled(self, table: str | TableName, enabled: bool) -> TableDescriptor:
+        """``enable`` / ``disable``: store the table's state; TableNotDisabled / TableNotEnabled (HBase's
+        exceptions) when it already is in that state."""
+        desc = self.get(table)
+        if desc.enabled == enabled:
+            kind = TableNotDisabled if enabled else TableNotEnabled
+            raise kind(f"table {desc.name} is already {'enabled' if enabled else 'disabled'}")
+        new = replace(desc, enabled=enabled)
+        self.fs.write_atomic(self.descriptor_path(table), new.to_json().encode("utf-8"))
+        return new
 
     def alter_scope(self, table: str | TableName, family: str, scope: int) -> TableDescriptor:
         """Set REPLICATION_SCOPE of one family and store it; returns the new descriptor."""

@@ -29,6 +29,14 @@ class UnknownFamily(TableError):
     """The table has no such column family (HBase: NoSuchColumnFamilyException)."""
 
 
+class TableNotEnabled(TableError):
+    """The table is disabled: no writes (HBase: TableNotEnabledException)."""
+
+
+class TableNotDisabled(TableError):
+    """The table is enabled where a disabled one is needed (HBase: TableNotDisabledException)."""
+
+
 class TableExists(TableError):
     """A table with that name already exists (HBase: TableExistsException)."""
 
