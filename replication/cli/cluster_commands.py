@@ -159,22 +159,23 @@ def alter(ctx: CliContext, table: str, family: str, scope: int) -> None:
     click.echo(f"table {desc.name}: family {family} scope {scope}")
 
 
-@click.command("disable")
-@click.argument("table")
-@pass_context
-def disable(ctx: CliContext, table: str) -> None:
-    """Disable TABLE: writes to it fail until it is enabled (the guide's alter procedure: disable, alter, enable)."""
-    _registry(ctx).set_enabled(table, False)
-    click.echo(f"table {table} disabled")
+def _set_table_state(name: str, enabled: bool, help_text: str) -> click.Command:
+    @click.command(name, help=help_text)
+    @click.argument("table")
+    @pass_context
+    def command(ctx: CliContext, table: str) -> None:
+        _registry(ctx).set_enabled(table, enabled)
+        click.echo(f"table {table} {name}d")
+
+    return command
 
 
-@click.command("enable")
-@click.argument("table")
-@pass_context
-def enable(ctx: CliContext, table: str) -> None:
-    """Enable TABLE again."""
-    _registry(ctx).set_enabled(table, True)
-    click.echo(f"table {table} enabled")
+disable = _set_table_state(
+    "disable",
+    False,
+    "Disable TABLE: writes to it fail until it is enabled (the guide's alter procedure: disable, alter, enable).",
+)
+enable = _set_table_state("enable", True, "Enable TABLE again.")
 
 
 @click.command("is_enabled")

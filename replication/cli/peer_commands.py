@@ -12,6 +12,7 @@ from kazoo.client import KazooClient
 from replication.cli.common import CliContext, emit_json, json_option, pass_context
 from replication.config import replication_disabled_reason
 from replication.errors import HbrepError
+from replication.secrets import refuse_plain_secrets
 from replication.source.peer_protocol import configured_protocol
 from replication.zk.client import connect, zk_options
 from replication.zk.layout import ZNodePaths
@@ -48,6 +49,20 @@ def zk_session(ctx: CliContext) -> Iterator[tuple[KazooClient, ZNodePaths]]:
         zk.close()
 
 
+def parse_config_items(peer_id: str, items: tuple[str, ...]) -> dict[str, str]:
+    """``--config KEY=VALUE`` entries as a dict; one-line HbrepError for an entry without '=' (values are
+    never echoed), a secret given in plain text, or a bad ``hbrep.peer.protocol``."""
+    configuration = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise HbrepError("--config takes KEY=VALUE entries; one has no '=' (values are not echoed)")
+        configuration[key.strip()] = value.strip()
+    refuse_plain_secrets(configuration)
+    configured_protocol(peer_id, configuration)  # UnknownPeerProtocol for a bad hbrep.peer.protocol
+    return configuration
+
+
 @click.command("add_peer")
 @click.argument("peer_id")
 @click.argument("cluster_key")
@@ -78,13 +93,7 @@ def add_peer(
     config_items: tuple[str, ...],
 ) -> None:
     """Add a peer cluster; queues then track edits for it (refused when its id's old queues remain)."""
-    configuration = {}
-    for item in config_items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise HbrepError("--config takes KEY=VALUE entries; one has no '=' (values are not echoed)")
-        configuration[key.strip()] = value.strip()
-    configured_protocol(peer_id, configuration)  # UnknownPeerProtocol for a bad hbrep.peer.protocol
+    configuration = parse_config_items(peer_id, config_items)
     cfs = parse_table_cfs(table_cfs) if table_cfs else None
     spaces = parse_namespaces(namespaces) if namespaces else None
     config = ReplicationPeerConfig(

@@ -17,10 +17,8 @@ from collections.abc import Callable
 import click
 
 from replication.cli.common import CliContext, emit_json, json_option, pass_context
-from replication.cli.peer_commands import zk_session
+from replication.cli.peer_commands import parse_config_items, zk_session
 from replication.errors import HbrepError
-from replication.secrets import refuse_plain_secrets
-from replication.source.peer_protocol import configured_protocol
 from replication.zk import peer_config_edits as edits
 from replication.zk.peer_storage import (
     ReplicationPeerConfig,
@@ -169,14 +167,7 @@ def get_peer_config(ctx: CliContext, peer_id: str, as_json: bool) -> None:
 @pass_context
 def update_peer_config(ctx: CliContext, peer_id: str, config_items: tuple[str, ...]) -> None:
     """Add or replace entries of the peer's CONFIG map (the others are kept)."""
-    entries = {}
-    for item in config_items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise HbrepError("--config takes KEY=VALUE entries; one has no '=' (values are not echoed)")
-        entries[key.strip()] = value.strip()
-    refuse_plain_secrets(entries)
-    configured_protocol(peer_id, entries)
+    entries = parse_config_items(peer_id, config_items)
     _edit(ctx, peer_id, lambda c: edits.update_configuration(c, entries), f"{len(entries)} config entr(y/ies) set")
 
 
