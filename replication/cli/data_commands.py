@@ -74,7 +74,7 @@ def _families(spec: str | None) -> tuple[str, ...] | None:
 def scan(ctx: CliContext, table: str, limit: int | None, start_row: str, stop_row: str, versions: int,
          raw: bool, families: str | None, as_json: bool) -> None:  # fmt: skip
     """Rows of TABLE as the HBase shell's scan shows them (memstores flushed first)."""
-    from replication.tables.table_reader import ScanSpec, scan_rows
+    from replication.cluster.table_reader import ScanSpec, scan_rows
 
     spec = ScanSpec(
         from_string_binary(start_row), from_string_binary(stop_row), versions, raw, limit, _families(families)
@@ -102,7 +102,7 @@ def scan(ctx: CliContext, table: str, limit: int | None, start_row: str, stop_ro
 @pass_context
 def get(ctx: CliContext, table: str, row: str, versions: int, raw: bool, families: str | None, as_json: bool) -> None:
     """ROW of TABLE as the HBase shell's get shows it ("0 row(s)" when it has no cells)."""
-    from replication.tables.table_reader import ScanSpec, scan_rows
+    from replication.cluster.table_reader import ScanSpec, scan_rows
 
     key = from_string_binary(row)
     spec = ScanSpec(key, key + b"\x00", versions, raw, 1, _families(families))
@@ -125,7 +125,7 @@ def get(ctx: CliContext, table: str, row: str, versions: int, raw: bool, familie
 @pass_context
 def count(ctx: CliContext, table: str, as_json: bool) -> None:
     """How many rows TABLE has (rows with at least one visible cell), as the HBase shell's count."""
-    from replication.tables.table_reader import ScanSpec, scan_rows
+    from replication.cluster.table_reader import ScanSpec, scan_rows
 
     with _client(ctx) as client:
         total = sum(1 for _ in scan_rows(client, table, ScanSpec()))
