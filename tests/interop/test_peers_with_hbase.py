@@ -143,6 +143,36 @@ def test_peer_added_by_hbrep_is_read_back_by_hbase_admin_exactly(real_hbase):
         real_hbase.admin("remove-peer", peer_id)
 
 
+def test_peer_config_edited_by_hbreps_shell_commands_is_what_hbase_reads(real_hbase):
+    """Issue 23: the shell's peer-configuration commands write HBase's own protobuf: after
+    set_peer_replicate_all / exclude lists / bandwidth / serial / update_peer_config, HBase's Admin API
+    (after a restart: a running master keeps peers in memory) reads the same configuration."""
+    cluster = real_hbase.layout().cluster_key
+    peer_id = f"e{uuid.uuid4().hex[:6]}"
+    elsewhere = f"127.0.0.1:{real_hbase.layout().zk_port}:/hbase-elsewhere"
+    hbrep("add_peer", peer_id, elsewhere, "--state", "DISABLED", "--table-cfs", "t1:a", cluster=cluster)
+    hbrep("append_peer_tableCFs", peer_id, "t1:b;ns1:t2:", cluster=cluster)
+    hbrep("set_peer_tableCFs", peer_id, "", cluster=cluster)
+    hbrep("set_peer_replicate_all", peer_id, "true", cluster=cluster)
+    hbrep("set_peer_exclude_tableCFs", peer_id, "t3:c;ns2:t4:", cluster=cluster)
+    hbrep("set_peer_exclude_namespaces", peer_id, "ns7", cluster=cluster)
+    hbrep("set_peer_bandwidth", peer_id, "8192", cluster=cluster)
+    hbrep("set_peer_serial", peer_id, "true", cluster=cluster)
+    hbrep("update_peer_config", peer_id, "--config", "x.y=1", cluster=cluster)
+    ours, _ = _hbrep_config(cluster, peer_id)
+    real_hbase.restart()
+    try:
+        hbase = _peers(real_hbase, peer_id)[peer_id]
+        assert _hbase_config(hbase) == ours
+        assert hbase["config"]["replicate_all"] is True and hbase["config"]["exclude_table_cfs"] == {
+            "t3": ["c"], "ns2:t4": []
+        }  # fmt: skip
+        assert hbase["config"]["exclude_namespaces"] == ["ns7"] and hbase["config"]["bandwidth"] == 8192
+        assert hbase["config"]["serial"] is True and hbase["config"]["configuration"] == {"x.y": "1"}
+    finally:
+        real_hbase.admin("remove-peer", peer_id)
+
+
 def test_peers_added_by_hbrep_for_an_hbrep_cluster_get_every_row_once_hbase_sees_them_enabled(hbrep_sink, real_hbase):
     """Two peers `hbrep add_peer` writes (DISABLED), each naming the hbrep cluster's HBase-RPC key for
     its own table; after HBase's restart loads them, rows written while they are disabled stay on HBase.
