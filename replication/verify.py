@@ -10,7 +10,8 @@ into one Result per row (the sorted array of its cells), and full-outer-joined o
 - only the source → ONLY_IN_SOURCE_TABLE_ROWS; only the peer → ONLY_IN_PEER_TABLE_ROWS;
 - every failure also counts BADROWS.
 
-Tags are not compared (HBase compares them): table files keep no tags (see table_files.py).
+Tags are compared with ``compare_tags`` (``--compare-tags``); by default they are not, since a peer
+shipped with ``KeyValueCodec`` (hbase.replication.rpc.codec) legitimately has none.
 
 With ``recompare_sleep_ms > 0`` the bad rows are kept (a checkpoint of their keys and first verdict),
 the driver sleeps, then only those rows are read again from both clusters; a row that now matches
@@ -79,6 +80,9 @@ class VerifyOptions:
     raw: bool = False  # --raw (delete markers compared too)
     verbose: bool = False  # --verbose: list the bad row keys
     max_listed_bad_rows: int = 1000  # cap of the bad-row list brought to the driver
+    # hbrep's own option: compare each cell's tags too (HBase's Result.compareResults matches tags; hbrep
+    # compares them only when asked, since a peer shipped with KeyValueCodec keeps none)
+    compare_tags: bool = False
     # --stoptime: the reference guide's spelling of --endtime (HBase's VerifyReplication parses only
     # --endtime=); folded into end_time at construction, so it is always None afterwards
     stop_time: int | None = None
@@ -195,15 +199,18 @@ def _scan(spark: SparkSession, root: str, table: str, options: VerifyOptions) ->
         families=options.families,
         row_prefixes=_prefixes(options),
         ordered=False,  # rows are grouped and joined next: HBase cell order is not needed
+        with_tags=options.compare_tags,
     )
 
 
 def row_results(scanned: DataFrame, name: str) -> DataFrame:
     """One row per row key: DataFrame[row, <name>: array<struct<family, qualifier, timestamp, type,
-    value>>] with the cells in a fixed order, so two Results compare with ``==`` (Result.compareResults)."""
+    value[, tags]>>] with the cells in a fixed order, so two Results compare with ``==``
+    (Result.compareResults); ``tags`` when the scan kept them (``VerifyOptions.compare_tags``)."""
     from pyspark.sql import functions as F  # pyspark loads only when a verify runs
 
-    cell = F.struct("family", "qualifier", "timestamp", "type", "value")
+    fields = ["family", "qualifier", "timestamp", "type", "value"]
+    cell = F.struct(*fields, *(["tags"] if "tags" in scanned.columns else []))
     return scanned.groupBy("row").agg(F.sort_array(F.collect_list(cell)).alias(name))
 
 

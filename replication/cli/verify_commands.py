@@ -30,6 +30,7 @@ def _target(ctx: CliContext, peer: str):
 @click.option("--peerTableName", "peer_table", help="The table's name on the peer (default: the same).")
 @click.option("--versions", type=int, default=-1, show_default=True, help="Versions per column (-1: one).")
 @click.option("--raw", is_flag=True, help="Compare delete markers too (raw scans).")
+@click.option("--compare-tags", is_flag=True, help="Compare each cell's tags too (hbrep's option).")
 @click.option("--verbose", "list_bad", is_flag=True, help="Print the bad row keys.")
 @click.option("--fail-on-bad", is_flag=True, help="Exit with code 2 when BADROWS > 0.")
 @click.option("--in-process", is_flag=True, help="Run Spark in this process instead of spark-submit.")
@@ -48,6 +49,7 @@ def verify(
     peer_table: str | None,
     versions: int,
     raw: bool,
+    compare_tags: bool,
     list_bad: bool,
     fail_on_bad: bool,
     in_process: bool,
@@ -67,6 +69,7 @@ def verify(
         versions=versions,
         raw=raw,
         verbose=list_bad,
+        compare_tags=compare_tags,
     )
     target = _target(ctx, peer)
     master = ctx.conf.get_str("hbrep.spark.master")

@@ -20,6 +20,7 @@ from replication.cluster.errors import (
     SinkUnavailable,
     TableNotFoundOnPeer,
 )
+from replication.cluster.hbase_rpc.cell_block import KEY_VALUE_CODEC_WITH_TAGS, build_cell_block, check_codec
 from replication.proto import Admin_pb2, Admin_pb2_grpc
 from replication.tls import TlsSettings
 from replication.wal.key_codec import key_to_pb
@@ -41,16 +42,19 @@ UNAVAILABLE_CODES = frozenset(
 
 
 def build_request(
-    entries: Sequence[tuple[WALKey, int, bytes | memoryview]], replication_cluster_id: str
+    entries: Sequence[tuple[WALKey, int, bytes | memoryview]],
+    replication_cluster_id: str,
+    codec_class: str = KEY_VALUE_CODEC_WITH_TAGS,
 ) -> Admin_pb2.ReplicateWALEntryRequest:
-    """A ReplicateWALEntryRequest: keys as WALEntry messages, the cells concatenated in ``cell_block``."""
+    """A ReplicateWALEntryRequest: keys as WALEntry messages, the cells concatenated in ``cell_block`` as
+    ``codec_class`` (hbase.replication.rpc.codec) writes them: ``KeyValueCodec`` drops each cell's tags."""
     request = Admin_pb2.ReplicateWALEntryRequest(replicationClusterId=replication_cluster_id)
-    blocks: list[bytes | memoryview] = []
+    blocks: list[tuple[int, bytes | memoryview]] = []
     for key, count, cells in entries:
         entry = request.entry.add(associated_cell_count=count)
         entry.key.CopyFrom(key_to_pb(key, count))
-        blocks.append(cells)
-    request.cell_block = b"".join(blocks)
+        blocks.append((count, cells))
+    request.cell_block = build_cell_block(blocks, codec_class)
     return request
 
 
@@ -58,9 +62,16 @@ class SinkClient:
     """A connection to one sink (``host,port,startcode`` or ``host:port``) of a peer cluster."""
 
     def __init__(
-        self, server_name_or_address: str, token: str, timeout_s: float = 60.0, tls: TlsSettings | None = None
+        self,
+        server_name_or_address: str,
+        token: str,
+        timeout_s: float = 60.0,
+        tls: TlsSettings | None = None,
+        codec_class: str = KEY_VALUE_CODEC_WITH_TAGS,
     ):
-        """``tls`` (``replication.tls.rpc_client_tls``): a TLS channel; None: plain text."""
+        """``tls`` (``replication.tls.rpc_client_tls``): a TLS channel; None: plain text. ``codec_class``:
+        how the cells are written (hbase.replication.rpc.codec)."""
+        self.codec_class = check_codec(codec_class)
         self.server = server_name_or_address
         self.address = rpc.address_of(server_name_or_address)
         self.timeout_s = timeout_s
@@ -70,7 +81,7 @@ class SinkClient:
 
     def replicate(self, entries: Sequence[tuple[WALKey, int, bytes | memoryview]], replication_cluster_id: str) -> None:
         """Send the entries (key, cell count, encoded cells as in the WAL); returns once the sink made them durable."""
-        request = build_request(entries, replication_cluster_id)
+        request = build_request(entries, replication_cluster_id, self.codec_class)
         try:
             self._stub.ReplicateWALEntry(request, timeout=self.timeout_s, metadata=self._metadata)
         except grpc.RpcError as exc:

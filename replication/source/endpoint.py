@@ -75,9 +75,10 @@ class ReplicationEndpoint:
         self._table_gone_on_source = drop_entries_of_missing_table
         if client_factory is None:
             tls = rpc_client_tls(conf)  # hbrep.rpc.tls.*: the peer's sinks are reached over TLS
+            codec = conf.get_str("hbase.replication.rpc.codec")  # KeyValueCodec ships no tags
 
             def client_factory(sink: str, token: str, timeout_s: float) -> SinkClient:
-                return SinkClient(sink, token, timeout_s, tls=tls)
+                return SinkClient(sink, token, timeout_s, tls=tls, codec_class=codec)
 
         self._client_factory = client_factory
         self._clients: dict[str, object] = {}

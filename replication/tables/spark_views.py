@@ -31,7 +31,7 @@ from replication.tables.table_files import list_table_files
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
 
-CELL_COLUMNS = ("row", "family", "qualifier", "timestamp", "type", "value", "sequence")
+CELL_COLUMNS = ("row", "family", "qualifier", "timestamp", "type", "value", "sequence", "tags")
 SCAN_COLUMNS = ("row", "family", "qualifier", "timestamp", "type", "value")
 
 
@@ -48,6 +48,7 @@ def cell_schema():
             StructField("type", IntegerType(), False),
             StructField("value", BinaryType(), False),
             StructField("sequence", LongType(), False),
+            StructField("tags", BinaryType(), True),  # null in files written before tags were kept
         ]
     )
 
@@ -89,8 +90,10 @@ def scan(
     families: Iterable[str | bytes] | None = None,
     row_prefixes: Sequence[bytes] | None = None,
     ordered: bool = True,
+    with_tags: bool = False,
 ) -> DataFrame:
-    """What an HBase scan of ``table`` returns: DataFrame[row, family, qualifier, timestamp, type, value].
+    """What an HBase scan of ``table`` returns: DataFrame[row, family, qualifier, timestamp, type, value]
+    (and ``tags``, each cell's raw tags block, with ``with_tags``).
 
     ``ordered=False`` skips the final sort into HBase cell order (a global sort: a sampling job and a
     shuffle) for callers that group or join the cells anyway, such as VerifyReplication.
@@ -114,6 +117,7 @@ def scan(
         row_prefixes=row_prefixes,
         family_max_versions=desc.max_versions_by_family(),
         ordered=ordered,
+        with_tags=with_tags,
     )
 
 
@@ -132,14 +136,15 @@ def _selection(df: DataFrame, families: Iterable[bytes | str] | None, row_prefix
     return df
 
 
-def _newest_per_coordinates(df: DataFrame, keys: Sequence[str]) -> DataFrame:
-    """Collapse identical coordinates to the cell with the highest sequence (value kept from it)."""
+def _newest_per_coordinates(df: DataFrame, keys: Sequence[str], with_tags: bool = False) -> DataFrame:
+    """Collapse identical coordinates to the cell with the highest sequence (value, and tags, kept from it)."""
     from pyspark.sql import functions as F
 
+    kept = ["value", "tags"] if with_tags else ["value"]
     return (
         df.groupBy(*keys)
-        .agg(F.max(F.struct("sequence", "value")).alias("_newest"))
-        .select(*keys, F.col("_newest.value").alias("value"))
+        .agg(F.max(F.struct("sequence", *kept)).alias("_newest"))
+        .select(*keys, *[F.col(f"_newest.{name}").alias(name) for name in kept])
     )
 
 
@@ -154,26 +159,29 @@ def scan_cells_df(
     row_prefixes: Sequence[bytes] | None = None,
     family_max_versions: Mapping[bytes, int] | None = None,
     ordered: bool = True,
+    with_tags: bool = False,
 ) -> DataFrame:
     """Apply HBase scan semantics to a DataFrame of cells with CELL_COLUMNS (see semantics.py);
-    ``ordered`` sorts the result into HBase cell order."""
+    ``ordered`` sorts the result into HBase cell order; ``with_tags`` keeps each cell's tags."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     check_scan_args(start_ts, end_ts, versions)
     sel = _selection(cells, families, row_prefixes)
+    if with_tags:
+        sel = sel.withColumn("tags", F.coalesce(F.col("tags"), F.lit(b"")))
     in_range = (F.col("timestamp") >= F.lit(start_ts)) & (F.col("timestamp") < F.lit(end_ts))
     column = ["row", "family", "qualifier"]
     order = [F.col("timestamp").desc(), F.col("type").desc()]
     if raw:
-        cells_in = _newest_per_coordinates(sel.where(in_range), [*column, "timestamp", "type"])
+        cells_in = _newest_per_coordinates(sel.where(in_range), [*column, "timestamp", "type"], with_tags)
         window = Window.partitionBy(*column).orderBy(*order).rowsBetween(Window.unboundedPreceding, Window.currentRow)
         puts_seen = F.sum(F.when(F.col("type") == PUT, 1).otherwise(0)).over(window)
         out = cells_in.withColumn("_puts", puts_seen).where(F.col("_puts") <= versions)
     else:
-        puts = _newest_per_coordinates(sel.where((F.col("type") == PUT) & in_range), [*column, "timestamp"]).withColumn(
-            "type", F.lit(PUT)
-        )
+        puts = _newest_per_coordinates(
+            sel.where((F.col("type") == PUT) & in_range), [*column, "timestamp"], with_tags
+        ).withColumn("type", F.lit(PUT))
         markers = sel.where(F.col("type").isin(DELETE, DELETE_FAMILY_VERSION, DELETE_COLUMN, DELETE_FAMILY)).select(
             F.col("row").alias("m_row"),
             F.col("family").alias("m_family"),
@@ -195,7 +203,7 @@ def scan_cells_df(
         out = alive.withColumn("_n", F.row_number().over(window)).where(
             F.col("_n") <= _version_limit(versions, family_max_versions or {})
         )
-    out = out.select(*SCAN_COLUMNS)
+    out = out.select(*SCAN_COLUMNS, *(["tags"] if with_tags else []))
     if not ordered:
         return out
     return out.orderBy("row", "family", "qualifier", F.col("timestamp").desc(), F.col("type").desc())

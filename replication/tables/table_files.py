@@ -1,11 +1,11 @@
 """Table files: each memstore flush of one region becomes one Parquet file of cells.
 
 Layout: ``<root>/data/<ns>/<table>/<encoded_region>/<max_sequence as 19 digits>.parquet``, columns
-``row, family, qualifier: binary; timestamp: int64; type: int32; value: binary; sequence: int64``,
-rows in HBase cell order. The file is built in memory and written with ``FileSystem.write_atomic``
-(a temp name starting with "." in the same directory, fsync, rename), so readers (Spark skips names
-starting with "." or "_") see a whole file or none. Cell tags are not stored (the write path keeps
-none; HBase's VerifyReplication compares them, ours compares the other fields).
+``row, family, qualifier: binary; timestamp: int64; type: int32; value: binary; sequence: int64;
+tags: binary`` (the cell's raw tags block, empty when it has none), rows in HBase cell order. The file
+is built in memory and written with ``FileSystem.write_atomic`` (a temp name starting with "." in the
+same directory, fsync, rename), so readers (Spark skips names starting with "." or "_") see a whole
+file or none. Files written before tags were kept (no ``tags`` column) are read as cells without tags.
 """
 
 from __future__ import annotations
@@ -36,8 +36,11 @@ CELL_SCHEMA = pa.schema(
         pa.field("type", pa.int32(), nullable=False),
         pa.field("value", pa.binary(), nullable=False),
         pa.field("sequence", pa.int64(), nullable=False),
+        pa.field("tags", pa.binary(), nullable=False),
     ]
 )
+# table files written before tags were kept: the same columns without ``tags``
+LEGACY_CELL_SCHEMA = pa.schema([field for field in CELL_SCHEMA if field.name != "tags"])
 
 
 class TableFileExists(TableError):
@@ -73,6 +76,7 @@ def cells_to_arrow(cells_with_sequence: Iterable[SequencedCell]) -> pa.Table:
         cols["type"].append(int(cell.type))
         cols["value"].append(cell.value)
         cols["sequence"].append(seq)
+        cols["tags"].append(cell.tags)
     return pa.table(cols, schema=CELL_SCHEMA)
 
 
@@ -136,7 +140,10 @@ def read_table_file(fs: FileSystem, path: str) -> pa.Table:
         table = pq.read_table(pa.BufferReader(data))
     except (pa.ArrowException, OSError) as exc:
         raise CorruptTableFile(f"bad table file {path}: {exc}") from None
-    if table.schema.remove_metadata() != CELL_SCHEMA:
+    schema = table.schema.remove_metadata()
+    if schema == LEGACY_CELL_SCHEMA:
+        table = table.append_column(CELL_SCHEMA.field("tags"), pa.array([b""] * table.num_rows, pa.binary()))
+    elif schema != CELL_SCHEMA:
         raise CorruptTableFile(f"bad table file {path}: unexpected schema {table.schema.names}")
     return table
 
@@ -146,7 +153,7 @@ def read_cells(fs: FileSystem, root: str, table: str) -> list[SequencedCell]:
     out: list[SequencedCell] = []
     for tf in list_table_files(fs, root, table):
         cols = read_table_file(fs, tf.path).to_pydict()
-        for row, fam, qual, ts, typ, val, seq in zip(
+        for row, fam, qual, ts, typ, val, seq, tags in zip(
             cols["row"],
             cols["family"],
             cols["qualifier"],
@@ -154,8 +161,9 @@ def read_cells(fs: FileSystem, root: str, table: str) -> list[SequencedCell]:
             cols["type"],
             cols["value"],
             cols["sequence"],
+            cols["tags"],
             strict=True,
         ):
-            out.append((Cell(row, fam, qual, ts, typ, val), seq))
+            out.append((Cell(row, fam, qual, ts, typ, val, tags), seq))
     out.sort(key=sort_key)
     return out

@@ -123,7 +123,7 @@ def _cell(draw):
 )
 def test_spark_scan_matches_the_reference(spark, cells, versions, start_ts, span, raw, families, row_prefixes):
     # One Spark scan per example (each costs ~1 s here); the hand-worked cases live in test_read_semantics.
-    rows = [(c.row, c.family, c.qualifier, c.timestamp, c.type, c.value, s) for c, s in cells]
+    rows = [(c.row, c.family, c.qualifier, c.timestamp, c.type, c.value, s, c.tags) for c, s in cells]
     df = spark.createDataFrame(rows, cell_schema())
     kw = dict(
         versions=versions,
