@@ -13,6 +13,7 @@ CVERSION_PREFIX = "cversion_"  # transient child of the queues root, bumps its c
 # hbrep's own znodes (HBase has none of these)
 CLUSTER_INFO = "hbrep-cluster"  # under the parent: the cluster's name, root and parent (cluster/info.py)
 LEASES = "hbrep-leases"  # under replication: one ship lease per peer (source/lease.py)
+LEASE_WAITERS = "hbrep-lease-waiters"  # under replication: runs waiting for a peer's lease (source/lease.py)
 DEAD_SERVERS = "hbrep-dead"  # under replication: when each dead server was first seen (failover.py)
 JOURNAL = "hbrep-journal"  # under replication: the queue change journal (zk/journal.py)
 CONSISTENCY_TOKENS = "hbrep-consistency"  # under replication: one record per consistency token (consistency.py)
@@ -58,6 +59,7 @@ class ZNodePaths:
         self.hfile_refs = _join(self.replication, conf.get_str("zookeeper.znode.replication.hfile.refs"))
         self.cluster_info = cluster_info_path(self.parent)
         self.leases = _join(self.replication, LEASES)
+        self.lease_waiters = _join(self.replication, LEASE_WAITERS)
         self.dead_servers = _join(self.replication, DEAD_SERVERS)
         self.journal = _join(self.replication, JOURNAL)
         self.consistency_tokens = _join(self.replication, CONSISTENCY_TOKENS)
@@ -108,6 +110,10 @@ class ZNodePaths:
     def lease(self, peer_id: str) -> str:
         """``<parent>/replication/hbrep-leases/<peerId>``: the ship lease of one peer."""
         return _join(self.leases, peer_id)
+
+    def lease_waiters_of(self, peer_id: str) -> str:
+        """``<parent>/replication/hbrep-lease-waiters/<peerId>``: ephemeral children, one per waiting run."""
+        return _join(self.lease_waiters, peer_id)
 
     def dead_server(self, server: str) -> str:
         """``<parent>/replication/hbrep-dead/<server>``: when failover first saw that server dead."""
