@@ -69,8 +69,8 @@ class Stack:
 
     def api(self):
         """A logged-in REST client of the stack's Airflow (admin)."""
-        from replication.airflow_api import AirflowApi
-        from replication.airflow_stack import admin_password
+        from replication.devstack.airflow_api import AirflowApi
+        from replication.devstack.airflow_stack import admin_password
 
         return AirflowApi(f"http://127.0.0.1:{self.api_port}", "admin", admin_password(self.state / "airflow"))
 
