@@ -228,10 +228,11 @@ def _scheduler_drain_bound(rows: str) -> Callable[[dict], str]:
         ingest = f[f"connect: {rows} backlog: ingest rows/s (4 clients, DAG paused)"]
         n = f[f"connect: {rows} backlog: rows"]
         first = f.get(f"connect: {rows} backlog: trigger to first row on the peer (s)")
-        shipping = f.get(f"connect: {rows} backlog: shipping rows/s (first to last row on the peer)")
+        shipping = f.get(f"connect: {rows} backlog: rows/s within the passes")
         split = (
             f" ({first:.1f} s until the first row reached the peer: the scheduler's start of the run and the "
-            f"tasks before the ship; then {shipping:,.0f} rows/s while shipping, {shipping / ingest:.2f}x ingest)"
+            f"tasks before the ship; {shipping:,.0f} rows/s within the window's passes, {shipping / ingest:.2f}x "
+            "ingest)"
             if first is not None and shipping
             else ""
         )

@@ -305,7 +305,7 @@ def _settle(st: Stack, timeout: float = 600) -> None:
 def backlog(st: Stack, peer: PeerRows, rows: int, value_size: int, prefix: bytes, label: str) -> dict[str, float]:
     """The DAG paused, ``rows`` written; unpaused and triggered. Figures: ingest rows/s; seconds from the
     trigger to the first and to the last row on the peer (the peer's WAL write times); scheduler rows/s =
-    rows / (trigger to last row); shipping rows/s = rows / (first to last row on the peer)."""
+    rows / (trigger to last row); with a window, the passes that shipped it and their rows/s."""
     with st.api() as api:
         _pause_for_backlog(st, api)
         written = s.load(st, rows, value_size=value_size, prefix=prefix)  # type: ignore[arg-type]
@@ -315,15 +315,20 @@ def backlog(st: Stack, peer: PeerRows, rows: int, value_size: int, prefix: bytes
     _wait_drained(st, peer, prefix, written.rows, 600)
     first, last = peer.arrival_span(prefix)
     m = st.mode
-    return {
+    shipped = [p for p in passes(st.state) if triggered <= p["at"] <= last + 1 and p["queues"]]
+    pass_s = sum(p["seconds"] for p in shipped)
+    out = {
         f"{m}: {label} backlog: rows": written.rows,
         f"{m}: {label} backlog: ingest rows/s (4 clients, DAG paused)": written.rows_per_s,
         f"{m}: {label} backlog: trigger to first row on the peer (s)": first - triggered,
         f"{m}: {label} backlog: trigger to last row on the peer (s)": last - triggered,
         f"{m}: {label} backlog: scheduler rows/s": written.rows / (last - triggered),
-        f"{m}: {label} backlog: shipping rows/s (first to last row on the peer)": written.rows
-        / max(last - first, 1e-3),
     }
+    if shipped:  # connect mode: the window's passes that shipped the backlog (submit logs no passes)
+        out[f"{m}: {label} backlog: passes that shipped it"] = len(shipped)
+        out[f"{m}: {label} backlog: seconds in those passes"] = pass_s
+        out[f"{m}: {label} backlog: rows/s within the passes"] = sum(p["rows"] for p in shipped) / max(pass_s, 1e-3)
+    return out
 
 
 def _started_in(st: Stack, t0: float, t1: float) -> list[dict[str, Any]]:
@@ -503,8 +508,9 @@ def result(f: dict[str, float], loads: list[str], commit: str, quick: bool) -> d
             "the rows written by 4 clients (100 rows per batch), "
             "then the DAG unpaused and a run triggered through the REST API; scheduler rows/s = rows / (trigger to "
             "the last row in the peer's WALs, by the peer's WAL write time), so it includes the scheduler's start "
-            "of the run and the run's tasks before the ship; shipping rows/s = rows / (first to last row on the "
-            "peer), the rate once the ship task ships. With a window the pause waits for the open window's "
+            "of the run and the run's tasks before the ship; 'rows/s within the passes' = the rows of the window "
+            "passes that ended between the trigger and the last row / their seconds (the ship task's log), the "
+            "rate once a pass runs. With a window the pause waits for the open window's "
             "end (no next run comes to take it over). "
             "Lag = the peer WAL key's write time minus the cell's timestamp (the "
             "client's clock at send), every edit of the load. Run split: from Airflow's metadata DB "
