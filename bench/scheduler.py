@@ -69,8 +69,8 @@ class Stack:
 
     def api(self):
         """A logged-in REST client of the stack's Airflow (admin)."""
-        from replication.airflow_api import AirflowApi
-        from replication.airflow_stack import admin_password
+        from replication.devstack.airflow_api import AirflowApi
+        from replication.devstack.airflow_stack import admin_password
 
         return AirflowApi(f"http://127.0.0.1:{self.api_port}", "admin", admin_password(self.state / "airflow"))
 
@@ -111,6 +111,12 @@ class PeerRows:
             if row.startswith(prefix) and row not in first:
                 first[row] = delay
         return [d / 1000 for d in first.values()]
+
+    def arrival_span(self, prefix: bytes) -> tuple[float, float]:
+        """(first, last) wall time (epoch s) at which the peer wrote a row with ``prefix`` (its WAL key's
+        write time): when the rows arrived, not when a poll noticed them."""
+        times = [(ts + delay) / 1000 for row, ts, delay in self.cells() if row.startswith(prefix)]
+        return min(times), max(times)
 
     def count(self, prefix: bytes) -> int:
         return len({row for row, _ts, _d in self.cells() if row.startswith(prefix)})
@@ -216,6 +222,20 @@ def passes(state: Path) -> list[dict[str, Any]]:
     return sorted(out.values(), key=lambda p: p["at"])
 
 
+def _window_ends(state: Path, t0: float, t1: float) -> dict[str, int]:
+    """How the ship windows that ended between ``t0`` and ``t1`` ended (the ship task's summary log line)."""
+    ends: dict[str, int] = {}
+    for path in (state / "airflow" / "logs" / f"dag_id={DAG}").glob("run_id=*/task_id=peer.ship/**/*.log"):
+        for line in path.read_text(errors="replace").splitlines():
+            with contextlib.suppress(ValueError, KeyError, TypeError):
+                item = json.loads(line)
+                match = re.search(r"'ended': '([^']*)'", item["event"])
+                at = _ts(item["timestamp"])
+                if match and "window on" in item["event"] and at is not None and t0 <= at <= t1:
+                    ends[match.group(1)] = ends.get(match.group(1), 0) + 1
+    return ends
+
+
 def _wait_drained(st: Stack, peer: PeerRows, prefix: bytes, expected: int, timeout: float) -> float:
     """Seconds until the peer's WALs hold ``expected`` rows with ``prefix`` (polled every second)."""
     started = time.monotonic()
@@ -282,18 +302,33 @@ def _settle(st: Stack, timeout: float = 600) -> None:
     raise RuntimeError(f"scheduler bench ({st.mode}): no ship run finished within {timeout:.0f}s of make up")
 
 
-def backlog(st: Stack, peer: PeerRows, rows: int, value_size: int, prefix: bytes) -> tuple[float, float, float]:
-    """The DAG paused, ``rows`` written; unpaused and triggered: (ingest rows/s, seconds from the trigger to
-    every row on the peer, scheduler rows/s)."""
+def backlog(st: Stack, peer: PeerRows, rows: int, value_size: int, prefix: bytes, label: str) -> dict[str, float]:
+    """The DAG paused, ``rows`` written; unpaused and triggered. Figures: ingest rows/s; seconds from the
+    trigger to the first and to the last row on the peer (the peer's WAL write times); scheduler rows/s =
+    rows / (trigger to last row); with a window, the passes that shipped it and their rows/s."""
     with st.api() as api:
         _pause_for_backlog(st, api)
         written = s.load(st, rows, value_size=value_size, prefix=prefix)  # type: ignore[arg-type]
-        started = time.monotonic()
+        triggered = time.time()
         api.set_paused(DAG, False)
         api.trigger(DAG)
     _wait_drained(st, peer, prefix, written.rows, 600)
-    drained = time.monotonic() - started
-    return written.rows_per_s, drained, written.rows / drained
+    first, last = peer.arrival_span(prefix)
+    m = st.mode
+    shipped = [p for p in passes(st.state) if triggered <= p["at"] <= last + 1 and p["queues"]]
+    pass_s = sum(p["seconds"] for p in shipped)
+    out = {
+        f"{m}: {label} backlog: rows": written.rows,
+        f"{m}: {label} backlog: ingest rows/s (4 clients, DAG paused)": written.rows_per_s,
+        f"{m}: {label} backlog: trigger to first row on the peer (s)": first - triggered,
+        f"{m}: {label} backlog: trigger to last row on the peer (s)": last - triggered,
+        f"{m}: {label} backlog: scheduler rows/s": written.rows / (last - triggered),
+    }
+    if shipped:  # connect mode: the window's passes that shipped the backlog (submit logs no passes)
+        out[f"{m}: {label} backlog: passes that shipped it"] = len(shipped)
+        out[f"{m}: {label} backlog: seconds in those passes"] = pass_s
+        out[f"{m}: {label} backlog: rows/s within the passes"] = sum(p["rows"] for p in shipped) / max(pass_s, 1e-3)
+    return out
 
 
 def _started_in(st: Stack, t0: float, t1: float) -> list[dict[str, Any]]:
@@ -309,16 +344,10 @@ def one_mode(tmp: str, mode: str, quick: bool) -> dict[str, float]:
     with stack(tmp, mode) as st:
         peer = PeerRows(st.peer_root)
         _settle(st)
-        ingest, drain_s, capacity = backlog(st, peer, small_rows, 100, b"C")
-        f[f"{mode}: 100-byte backlog: rows"] = small_rows
-        f[f"{mode}: 100-byte backlog: ingest rows/s (4 clients, DAG paused)"] = ingest
-        f[f"{mode}: 100-byte backlog: trigger to last row on the peer (s)"] = drain_s
-        f[f"{mode}: 100-byte backlog: scheduler rows/s"] = capacity
-        kb_ingest, kb_drain_s, kb_capacity = backlog(st, peer, kb_rows, 1000, b"K")
-        f[f"{mode}: 1 KB backlog: rows"] = kb_rows
-        f[f"{mode}: 1 KB backlog: ingest rows/s (4 clients, DAG paused)"] = kb_ingest
-        f[f"{mode}: 1 KB backlog: trigger to last row on the peer (s)"] = kb_drain_s
-        f[f"{mode}: 1 KB backlog: scheduler rows/s"] = kb_capacity
+        f.update(backlog(st, peer, small_rows, 100, b"C", "100-byte"))
+        f.update(backlog(st, peer, kb_rows, 1000, b"K", "1 KB"))
+        ingest = f[f"{mode}: 100-byte backlog: ingest rows/s (4 clients, DAG paused)"]
+        capacity = f[f"{mode}: 100-byte backlog: scheduler rows/s"]
         rate = 0.5 * min(ingest, capacity)
         f[f"{mode}: load rate (rows/s, 50% of min(ingest, scheduler rows/s))"] = rate
 
@@ -356,6 +385,11 @@ def one_mode(tmp: str, mode: str, quick: bool) -> dict[str, float]:
         in_load = [p for p in passes(st.state) if t0 <= p["at"] <= t1]
         pairs = itertools.pairwise(in_load)
         between = [b["at"] - a["at"] - b["seconds"] for a, b in pairs if a["window"] != b["window"]]
+        windows = _window_ends(st.state, t0, t1)
+        f[f"{mode}: under load: windows ended because the next run waited for the lease"] = windows.get(
+            "successor waiting for the lease", 0
+        )
+        f[f"{mode}: under load: windows ended at the window's end"] = windows.get("window over", 0)
         if between:  # from one window's last pass to the next window's first pass: nobody ships meanwhile
             f[f"{mode}: under load: between two windows, no pass (s, median)"] = s.percentile(between, 50)
             f[f"{mode}: under load: between two windows, no pass (s, max)"] = max(between)
@@ -459,9 +493,12 @@ def result(f: dict[str, float], loads: list[str], commit: str, quick: bool) -> d
             "(uptime; other engineers share these 2 cores): " + "; ".join(loads) + ".",
             "Both stacks are what `make up` starts (replication.devstack.stack: Airflow's scheduler, DAG "
             "processor, triggerer and API server, "
-            f"the ship DAG on the schedule '{SHIP_SCHEDULE}', max_active_runs 1), on free ports, one after the other "
-            f"in this run: `connect` = hbrep.spark.mode connect with the embedded default window "
-            f"({SHIP_WINDOW_MS / 1000:.0f} s, stack.SHIP_WINDOW_MS), `submit` = spark-submit per run, one pass. "
+            f"the ship DAG on the schedule '{SHIP_SCHEDULE}'), on free ports, one after the other "
+            "in this run at the same load sizes: `connect` = hbrep.spark.mode connect with the embedded default "
+            "window "
+            f"({SHIP_WINDOW_MS / 1000:.0f} s, stack.SHIP_WINDOW_MS) and max_active_runs 2 (the next run's ship task "
+            "waits for the peer's lease and the open window hands over after its current pass), `submit` = "
+            "spark-submit per run, one pass, max_active_runs 1. "
             "The verify DAG is paused once the stack is up and its catch-up runs marked failed (daily runs "
             "since its start date, each a spark-submit job: not replication); failover and log cleaner run "
             "on their schedules as in make up. "
@@ -470,8 +507,12 @@ def result(f: dict[str, float], loads: list[str], commit: str, quick: bool) -> d
             "the drain time), "
             "the rows written by 4 clients (100 rows per batch), "
             "then the DAG unpaused and a run triggered through the REST API; scheduler rows/s = rows / (trigger to "
-            "the last row in the peer's WALs), so it includes the scheduler's start of the run and the run's "
-            "tasks before the ship. Lag = the peer WAL key's write time minus the cell's timestamp (the "
+            "the last row in the peer's WALs, by the peer's WAL write time), so it includes the scheduler's start "
+            "of the run and the run's tasks before the ship; 'rows/s within the passes' = the rows of the window "
+            "passes that ended between the trigger and the last row / their seconds (the ship task's log), the "
+            "rate once a pass runs. With a window the pause waits for the open window's "
+            "end (no next run comes to take it over). "
+            "Lag = the peer WAL key's write time minus the cell's timestamp (the "
             "client's clock at send), every edit of the load. Run split: from Airflow's metadata DB "
             "(dag_run.queued_at, task_instance start/end), median over the runs that started in the phase; "
             "gaps = time between tasks where none of the run's tasks ran. With a window the ship task stays "

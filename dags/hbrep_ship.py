@@ -7,7 +7,8 @@ replication`` and the Replication view list it). The branch depends on ``hbrep.s
 
 - ``submit``: snapshot → ship (spark-submit replication/jobs/ship.py) → commit → release;
 - ``connect``: ship (passes of snapshot → job on the Spark Connect server → commit, for up to
-  ``hbrep.ship.window.ms``) → release.
+  ``hbrep.ship.window.ms``) → release. Two runs may be active: the newer one's ship task waits for the
+  peer's lease, and the older one's window ends after its current pass once it sees that waiter.
 
 Needs no data interval: a run ships whatever the queues hold when it starts (positions in ZooKeeper say
 where it resumes), not the edits of a time slice, so the cron trigger timetable (empty interval) is
@@ -36,7 +37,10 @@ with DAG(
     schedule=s.ship_schedule(),
     start_date=datetime(2026, 1, 1, tzinfo=UTC),
     catchup=False,
-    max_active_runs=1,
+    # connect: the next run's ship task starts while this run's window is still open and waits for the
+    # peer's lease; the window ends after its current pass when it sees the waiter (ship_window.py), so
+    # consecutive windows hand over in one pass instead of a scheduling gap. submit: one run at a time.
+    max_active_runs=2 if s.spark_mode() == "connect" else 1,
     tags=["hbrep", "replication"],
     default_args={"retries": 2, "retry_delay": timedelta(seconds=5), "zookeeper_conn_id": s.ZK_CONN_ID},
     deadline=s.ship_deadline(),

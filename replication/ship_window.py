@@ -9,6 +9,14 @@ positions move only in the guarded commit of what the peer acknowledged; a faile
 ends the window (the queue's own retries and backoff already ran inside the job); an exception in
 the job releases the lease and propagates, leaving every position where the last commit put it.
 
+Hand-off between runs (so that consecutive runs leave no gap: the ship DAG lets the next run start
+while a window still runs). A window (not a window of 0) given its ``peer_ids`` that finds another run
+holding a peer's lease registers as that lease's waiter and waits for it while its own window is open
+(``lease.waiting``, ``lease.wait_free``); the holder looks for a waiter after each of its passes and,
+when one waits, ends its window there ("successor waiting"), commits nothing more and releases the
+lease, which the waiter then takes for its first pass. No two passes overlap (the lease), positions go
+on from the holder's last commit, and the waiter drops its registration once the lease is free.
+
 A pass that finds nothing to ship starts no job and waits ``replication.source.sleepforretries`` (the
 time HBase's WAL reader waits before looking again) before the next one. A new pass starts only while
 the window is open, so a run lasts at most the window plus one pass. A window of 0 is one pass.
@@ -40,6 +48,7 @@ from replication.source.cycle import commit_step, ship_step, snapshot_step
 from replication.source.job_runner import ShipJobRunner
 from replication.status import replication_status
 from replication.zk.cluster_key import ClusterKey
+from replication.zk.layout import ZNodePaths
 
 LOG = logging.getLogger(__name__)
 
@@ -108,6 +117,20 @@ class WindowReport:
         }
 
 
+def _wait_for_leases(zk: KazooClient, paths: ZNodePaths, peer_ids: list[str], owner: str, timeout_s: float) -> None:
+    """Wait, registered as a waiter (so the holder ends its window), until the peers' leases are free for
+    ``owner`` or ``timeout_s`` passed; the first snapshot then takes them (or finds them still busy)."""
+    if all(lease.is_free_for(zk, paths, p, owner) for p in peer_ids):
+        return
+    started = time.monotonic()
+    with lease.waiting(zk, paths, peer_ids, owner):
+        free = lease.wait_free(zk, paths, peer_ids, owner, timeout_s)
+    LOG.info(
+        "Waited %.3fs for the lease of peer(s) %s: %s", time.monotonic() - started, ",".join(peer_ids),
+        "free" if free else "still held when the window closed",
+    )  # fmt: skip
+
+
 def run_window(
     zk: KazooClient,
     key: ClusterKey,
@@ -133,6 +156,9 @@ def run_window(
     report = WindowReport(owner, window_ms)
     deadline = clock() + window_ms / 1000
     leased: set[str] = set()
+    paths = open_source(zk, key, conf).paths
+    if window_ms and peer_ids:
+        _wait_for_leases(zk, paths, peer_ids, owner, deadline - clock())
     try:
         while True:
             number = len(report.passes) + 1
@@ -171,6 +197,9 @@ def run_window(
             if not outcome.peers:
                 report.ended = "every peer is leased by another run"
                 break
+            if window_ms and any(lease.successor_waiting(zk, paths, p, owner) for p in sorted(leased)):
+                report.ended = "successor waiting for the lease"
+                break
             remaining = deadline - clock()
             if remaining <= 0:
                 report.ended = "window over" if window_ms else "one pass (window 0)"
@@ -178,9 +207,8 @@ def run_window(
             if not outcome.queues:
                 sleep(min(idle_s, remaining))
     finally:
-        source = open_source(zk, key, conf)
         for peer_id in sorted(leased):
-            lease.release(zk, source.paths, peer_id, owner)
+            lease.release(zk, paths, peer_id, owner)
     status = replication_status(zk, key, conf)
     report.lag_ms_at_end = {
         pid: int(peer["replicationLag"]) for pid, peer in status["peers"].items() if peer_ids is None or pid in peer_ids

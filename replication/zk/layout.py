@@ -20,6 +20,7 @@ CVERSION_PREFIX = "cversion_"  # transient child of the queues root, bumps its c
 CLUSTER_INFO = "hbrep-cluster"  # under the parent: the cluster's name, root and parent (cluster/info.py)
 HBREP_ROOT = "hbrep"  # under the parent, unless hbrep.zookeeper.znode.root names another place
 LEASES = "leases"  # under hbrep's root: one ship lease per peer (source/lease.py)
+LEASE_WAITERS = "lease-waiters"  # under hbrep's root: runs waiting for a peer's lease (source/lease.py)
 DEAD_SERVERS = "dead"  # under hbrep's root: when each dead server was first seen (failover.py)
 JOURNAL = "journal"  # under hbrep's root: the queue change journal (zk/journal.py)
 CONSISTENCY_TOKENS = "consistency"  # under hbrep's root: one record per consistency token (consistency.py)
@@ -76,6 +77,7 @@ class ZNodePaths:
         self.cluster_info = cluster_info_path(self.parent)
         self.hbrep_root = conf.get_str("hbrep.zookeeper.znode.root") or _join(self.parent, HBREP_ROOT)
         self.leases = _join(self.hbrep_root, LEASES)
+        self.lease_waiters = _join(self.hbrep_root, LEASE_WAITERS)
         self.dead_servers = _join(self.hbrep_root, DEAD_SERVERS)
         self.journal = _join(self.hbrep_root, JOURNAL)
         self.consistency_tokens = _join(self.hbrep_root, CONSISTENCY_TOKENS)
@@ -131,6 +133,10 @@ class ZNodePaths:
     def lease(self, peer_id: str) -> str:
         """``<hbrep root>/leases/<peerId>``: the ship lease of one peer."""
         return _join(self.leases, peer_id)
+
+    def lease_waiters_of(self, peer_id: str) -> str:
+        """``<hbrep root>/lease-waiters/<peerId>``: ephemeral children, one per waiting run."""
+        return _join(self.lease_waiters, peer_id)
 
     def dead_server(self, server: str) -> str:
         """``<hbrep root>/dead/<server>``: when failover first saw that server dead."""

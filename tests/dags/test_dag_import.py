@@ -43,7 +43,7 @@ def test_dag_files_do_not_import_the_library_at_parse_time():
 
 def test_ship_dag_wiring(dagbag):
     dag = dagbag.dags["hbrep_ship"]
-    assert dag.max_active_runs == 1 and dag.catchup is False
+    assert dag.max_active_runs == 1 and dag.catchup is False  # submit mode: one run at a time
     assert dag.timetable.expression == "* * * * *"
     tasks = {t.task_id: t for t in dag.tasks}
     assert {"peers", "peer.snapshot", "peer.ship", "peer.commit", "peer.release", "lag_alert"} <= set(tasks)

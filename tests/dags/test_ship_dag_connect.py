@@ -45,6 +45,7 @@ def test_connect_mode_ships_through_the_connection(airflow_db, replication_pair,
         client.put(TABLE, b"local", b"g", b"q", b"not-replicated")
     dag = _ship_dag()
     assert {t.task_id for t in dag.tasks} == {"peers", "peer.ship", "peer.release", "lag_alert"}
+    assert dag.max_active_runs == 2  # the next run's ship task waits for the lease while this window runs
     run = dag.test()
     states = _states(run)
     assert str(run.state) == "success", states

@@ -93,9 +93,11 @@ def _cluster_conf():
 
 @contextlib.contextmanager
 def scheduler_stack(state: Path, tables: dict[str, dict[str, int]], peers: dict[str, dict[str, Any]],
-                    env_extra: dict[str, str] | None = None) -> Iterator[SchedulerStack]:  # fmt: skip
+                    env_extra: dict[str, str] | None = None,
+                    spark_connect_port: int | None = None) -> Iterator[SchedulerStack]:  # fmt: skip
     """Start the whole stack in ``state``: ``tables`` (name → family → scope) on both clusters, ``peers``
     (id → ReplicationPeerConfig fields; ``table_cfs`` as a spec) on the source, all pointing at ``b``;
+    the ship DAG on the Spark Connect server at ``spark_connect_port`` when given (else spark-submit);
     DAGs paused at creation
     (each test unpauses what it runs); the ``zookeeper`` pool created through the API. Stops everything."""
     from replication.cluster.embedded import start_cluster
@@ -130,7 +132,8 @@ def scheduler_stack(state: Path, tables: dict[str, dict[str, int]], peers: dict[
             "HBREP__hbase__master__cleaner__interval": "60000",  # the cleaner runs every minute, not every 10
             **(env_extra or {}),
         }
-        env = airflow_environment(state / "airflow", source_key, api_port=free_port(), extra=extra)
+        env = airflow_environment(state / "airflow", source_key, api_port=free_port(),
+                                  spark_connect_port=spark_connect_port, extra=extra)  # fmt: skip
         airflow = start_standalone(env, state / "airflow.log", timeout=300)
         stack.callback(airflow.stop)
         api = AirflowApi(airflow.url, "admin", airflow.admin_password())
