@@ -29,6 +29,7 @@ from replication.config import Config
 from replication.fs import FileStatus
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.queue_storage import ReplicationQueueStorage
+from replication.zk.serial_barriers import forget_gone_servers
 
 LOG = logging.getLogger(__name__)
 WAL_NAME = re.compile(r".*\.\d*(\.meta)*")  # AbstractFSWALProvider.validateWALFilename
@@ -42,6 +43,7 @@ class CleanReport:
     bytes_freed: int = 0
     kept: dict[str, str] = field(default_factory=dict)
     error: str | None = None
+    barriers_dropped: list[str] = field(default_factory=list)  # servers whose serial barriers went
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -104,4 +106,8 @@ def clean_once(
         if source.fs.delete(status.path):
             report.deleted.append(status.path)
             report.bytes_freed += status.length
+    try:  # serial replication's barriers of servers that are gone and fully shipped (zk/serial_barriers.py)
+        report.barriers_dropped = forget_gone_servers(zk, source.paths, set(in_queues))
+    except Exception as exc:
+        LOG.warning("Log cleaner: serial barriers not cleaned: %s", exc)
     return report

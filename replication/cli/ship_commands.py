@@ -64,6 +64,8 @@ def ship(ctx: CliContext, once: bool, peers: tuple[str, ...], in_process: bool, 
         for queue in report.queues:
             if queue["status"] in ("failed", "stuck"):
                 click.echo(f"queue {queue['queue']} {queue['status'].upper()}: {queue['error']}", err=True)
+            elif queue["status"] == "waiting":  # a serial peer's order: it goes on in a later cycle
+                click.echo(f"queue {queue['queue']} WAITING: {queue['error']}")
     if any(q["status"] in ("failed", "stuck") for q in report.queues):
         raise click.exceptions.Exit(3)
 

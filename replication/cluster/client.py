@@ -9,6 +9,7 @@ server has fsynced its WAL.
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 import time
 import uuid
@@ -36,6 +37,9 @@ from replication.wal.model import Cell, CellType
 from replication.zk.client import connect, zk_options
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
+from replication.zk.serial_barriers import bump_epoch, current_bumps, routing_epoch
+
+LOG = logging.getLogger(__name__)
 
 RETRYABLE = frozenset((grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED))
 
@@ -93,19 +97,30 @@ class ClusterClient:
         self._stubs: dict[str, tuple[grpc.Channel, Admin_pb2_grpc.AdminServiceStub]] = {}
         self._lock = threading.Lock()
         self._dead: set[str] = set()
+        self._epoch = 0  # the routing epoch writes are sent in (serial replication's barriers)
         self._pool: futures.ThreadPoolExecutor | None = None
 
     # -- servers ----------------------------------------------------------------------------------
     def live_servers(self) -> list[str]:
         """The live region servers (``<parent>/rs`` children), sorted, minus ones seen dead by this client."""
         try:
-            children = self.zk.get_children(self.paths.rs)
+            children, stat = self.zk.get_children(self.paths.rs, include_data=True)
+            cversion = stat.cversion
         except NoNodeError:
-            children = []
+            children, cversion = [], 0
         live = sorted(s for s in children if s not in self._dead)
         if not live:
             raise ClusterError(f"no live region server in cluster {self.key}")
+        # the epoch of the list routed by (zk/serial_barriers.py), read together with it
+        self._epoch = routing_epoch(cversion, self._read_bumps())
         return live
+
+    def _read_bumps(self, bump: bool = False) -> int:
+        try:
+            return bump_epoch(self.zk, self.paths) if bump else current_bumps(self.zk, self.paths)
+        except Exception as exc:  # a client without write access to hbrep's znodes still writes
+            LOG.debug("routing epoch of %s not followed: %s", self.key, exc)
+            return self._epoch & 0xFFFFFFFF
 
     def _stub(self, server: str) -> Admin_pb2_grpc.AdminServiceStub:
         with self._lock:
@@ -115,7 +130,8 @@ class ClusterClient:
 
     def _call(self, server: str, method: str, request: object, timeout: float | None = None) -> object:
         stub = self._stub(server)
-        return getattr(stub, method)(request, timeout=timeout or self.timeout_s, metadata=self._metadata)
+        metadata = (*self._metadata, (rpc.ROUTING_EPOCH, str(self._epoch))) if self._epoch else self._metadata
+        return getattr(stub, method)(request, timeout=timeout or self.timeout_s, metadata=metadata)
 
     def _mark_dead(self, server: str) -> None:
         with self._lock:
@@ -123,6 +139,8 @@ class ClusterClient:
             channel = self._stubs.pop(server, (None, None))[0]
         if channel is not None:
             channel.close()
+        # its rows go to other servers now, before ZooKeeper may know it is gone: a new routing epoch
+        self._read_bumps(bump=True)
 
     # -- writes -----------------------------------------------------------------------------------
     def mutate_on(self, server: str, table: str, cells: Sequence[Cell], cluster_ids: Sequence[uuid.UUID] = ()) -> int:

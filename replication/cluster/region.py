@@ -56,6 +56,11 @@ class HRegion:
             self._next += 1
             return self._next
 
+    def current_sequence(self) -> int:
+        """The last sequence id handed out (the first one minus one before any)."""
+        with self._lock:
+            return self._next
+
     def add(self, cells: list[Cell], sequence: int) -> None:
         """Put ``cells`` (all written in the WAL entry with ``sequence``) into the memstore."""
         with self._lock:

@@ -42,6 +42,7 @@ from replication.cluster.hbase_rpc.server import HBaseRpcServer
 from replication.cluster.info import ClusterInfo, cluster_token, local_state_dir, read_cluster_info
 from replication.cluster.region import HRegion
 from replication.cluster.region_routing import LATEST_TIMESTAMP
+from replication.cluster.routing_epochs import RoutingEpochs
 from replication.cluster.service import build_server
 from replication.cluster.sink import ReplicationSink
 from replication.cluster.wal_group import FSHLog
@@ -129,6 +130,7 @@ class HRegionServer:
         self.regions: dict[str, HRegion] = {}
         self._regions_lock = threading.Lock()
         self.wal: FSHLog | None = None
+        self.epochs: RoutingEpochs | None = None  # serial replication's barriers (routing_epochs.py)
         self.stopped = threading.Event()
         self.aborted: str | None = None
         self._wake = threading.Event()
@@ -174,6 +176,9 @@ class HRegionServer:
         self.wal.roll()
         self._known_peers = set(self.zk.get_children(self.paths.peers))
         self.zk.ChildrenWatch(self.paths.peers, self._on_peers_changed)
+        # the first barrier is taken before the server is live, so no write routed to it precedes it
+        self.epochs = RoutingEpochs(self.zk, self.paths, self.server_name, self.wal, self._open_sequences)
+        self.epochs.start()
         self.zk.ChildrenWatch(self.paths.rs, self._on_servers_changed)
         self.grpc_server.start()
         os.makedirs(os.path.dirname(pid_file(self.info.root, self.server_name)), exist_ok=True)
@@ -283,7 +288,14 @@ class HRegionServer:
         if self.stopped.is_set():
             return False
         self.live_servers = sorted(children)
+        if self.epochs is not None:
+            self.epochs.servers_changed()
         return None
+
+    def _open_sequences(self) -> dict[str, int]:
+        """Each open region's next sequence id (its barrier, as HBase's open sequence number)."""
+        with self._regions_lock:
+            return {r.encoded_name: r.current_sequence() + 1 for r in self.regions.values()}
 
     # -- write path -------------------------------------------------------------------------------
     def descriptor(self, table: str) -> TableDescriptor:
@@ -330,15 +342,19 @@ class HRegionServer:
         cluster_ids: list[uuid.UUID] | None = None,
         *,
         encoded: bytes | None = None,
+        routing_epoch: int = 0,
     ) -> int:
         """Apply ``cells`` to ``table``: WAL append + fsync, then memstore; return the sequence id.
 
         Durable when it returns. Raises UnknownTable/UnknownFamily (nothing written) and
         RegionServerAborted when the WAL cannot be written. ``encoded`` = the cells' own encoding
         (the sink forwards shipped bytes); it is used only when no cell needed a change here.
+        ``routing_epoch``: the epoch the client routed the write in; a newer one is entered first.
         """
         if self.stopped.is_set() or self.wal is None:
             raise RegionServerAborted(f"region server {self.server_name} is stopping")
+        if routing_epoch and self.epochs is not None:
+            self.epochs.on_client_epoch(routing_epoch)
         desc = self.descriptor(table)
         if not desc.enabled:
             raise TableNotEnabled(f"table {desc.name} is disabled")

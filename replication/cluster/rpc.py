@@ -20,6 +20,7 @@ from replication.proto import HBase_pb2
 from replication.tls import TlsSettings
 
 AUTH_METADATA = "authorization"
+ROUTING_EPOCH = "hbrep-routing-epoch"  # the routing epoch a client routed a write in (serial replication)
 ERROR_KIND = "hbrep-error"
 ERROR_TABLES = "hbrep-tables"
 ERROR_FAMILIES = "hbrep-families"

@@ -34,6 +34,7 @@ class RegionServerHost(Protocol):
         cluster_ids: list[uuid.UUID] | None = None,
         *,
         encoded: bytes | None = None,
+        routing_epoch: int = 0,
     ) -> int:
         """Apply ``cells`` durably (WAL append + sync, then memstore); the sequence id."""
         ...

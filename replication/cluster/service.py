@@ -67,6 +67,17 @@ def abort_for(context: grpc.ServicerContext, exc: BaseException) -> None:
     context.abort(grpc.StatusCode.INTERNAL, f"{type(exc).__name__}: {message}")
 
 
+def routing_epoch_of(context: grpc.ServicerContext) -> int:
+    """The routing epoch the client sent with its write (0 when none: older clients, tools)."""
+    for key, value in context.invocation_metadata() or ():
+        if key == rpc.ROUTING_EPOCH:
+            try:
+                return int(value)
+            except ValueError:
+                return 0
+    return 0
+
+
 class AdminServicer(Admin_pb2_grpc.AdminServiceServicer):
     """Mutate (client writes), ReplicateWALEntry (sink), FlushTable, RollWALWriter, GetServerInfo."""
 
@@ -80,7 +91,13 @@ class AdminServicer(Admin_pb2_grpc.AdminServiceServicer):
             ids = [rpc.uuid_from_pb(u) for u in request.cluster_ids]
             # the WAL takes the request's own cell bytes when they are exactly these cells' encoding
             canonical = end == len(request.cell_block) and canonical_spans(spans) is not None
-            seq = self.server.mutate(request.table, cells, ids, encoded=request.cell_block if canonical else None)
+            seq = self.server.mutate(
+                request.table,
+                cells,
+                ids,
+                encoded=request.cell_block if canonical else None,
+                routing_epoch=routing_epoch_of(context),
+            )
             return Admin_pb2.MutateResponse(cells=len(cells), log_sequence_number=seq)
         except (HbrepError, CorruptWALError) as exc:
             abort_for(context, exc)

@@ -57,6 +57,7 @@ def _arrow_schema():
             ("drained", pa.bool_()),
             ("metrics", pa.map_(pa.string(), pa.int64())),
             ("wals", pa.list_(wal)),
+            ("last_seq_ids", pa.map_(pa.string(), pa.int64())),
         ]
     )
 
@@ -69,6 +70,7 @@ def result_row(index: int, result: QueueResult) -> dict[str, Any]:
         **{k: raw[k] for k in ("replicator", "queue_id", "peer_id", "status", "error", "drained")},
         "metrics": [(name, int(value)) for name, value in sorted(result.metrics.items())],
         "wals": raw["wals"],
+        "last_seq_ids": sorted(result.last_seq_ids.items()),
     }
 
 
@@ -76,6 +78,8 @@ def queue_result(row: dict[str, Any]) -> QueueResult:
     """The QueueResult of a result row (the inverse of :func:`result_row`)."""
     metrics = row["metrics"]
     pairs = metrics.items() if isinstance(metrics, dict) else metrics
+    seq_ids = row.get("last_seq_ids") or []
+    seq_pairs = seq_ids.items() if isinstance(seq_ids, dict) else seq_ids
     return QueueResult(
         replicator=row["replicator"],
         queue_id=row["queue_id"],
@@ -85,6 +89,7 @@ def queue_result(row: dict[str, Any]) -> QueueResult:
         error=row["error"],
         drained=bool(row["drained"]),
         metrics={name: value for name, value in pairs},
+        last_seq_ids={region: int(seq) for region, seq in seq_pairs},
     )
 
 

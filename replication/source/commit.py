@@ -53,7 +53,15 @@ def commit_queue(zk: KazooClient, paths: ZNodePaths, result: QueueResult) -> Que
         record.note = "nothing to record"
         return record
     storage = ReplicationQueueStorage(zk, paths)
-    refused = storage.set_wal_positions(result.replicator, result.queue_id, positions, finished, result.drained)
+    refused = storage.set_wal_positions(
+        result.replicator,
+        result.queue_id,
+        positions,
+        finished,
+        result.drained,
+        last_seq_ids=result.last_seq_ids,
+        peer_id=result.peer_id,
+    )
     if refused is not None:
         record.note = f"queue changed since the snapshot ({refused}): left to its current owner"
         record.positions.clear()
@@ -67,4 +75,4 @@ def commit_queue(zk: KazooClient, paths: ZNodePaths, result: QueueResult) -> Que
 
 def commit(zk: KazooClient, paths: ZNodePaths, results: list[QueueResult]) -> list[QueueCommit]:
     """Commit every queue result of a cycle (queues that shipped nothing are skipped)."""
-    return [commit_queue(zk, paths, r) for r in results if r.status in ("ok", "failed", "stuck")]
+    return [commit_queue(zk, paths, r) for r in results if r.status in ("ok", "waiting", "failed", "stuck")]

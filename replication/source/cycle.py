@@ -178,6 +178,7 @@ PEER_TOTALS = (
     "positions_advanced",
     "wals_finished",
     "failed_queues",
+    "waiting_queues",
 )
 
 
@@ -205,6 +206,7 @@ def summarize(manifest: Manifest, result: ShipResult, commits: dict[str, QueueCo
         peer["positions_advanced"] += len(record.positions) + len(record.removed_wals) if record else 0
         peer["wals_finished"] += sum(1 for w in q.wals if w.done)
         peer["failed_queues"] += int(q.status in ("failed", "stuck"))
+        peer["waiting_queues"] += int(q.status == "waiting")
         shipped_at = int(m.get("lastShippedWriteTime", 0))
         if shipped_at:
             peer["lag_ms"] = max(peer["lag_ms"] or 0, now - shipped_at)

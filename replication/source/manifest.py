@@ -57,6 +57,8 @@ class PeerTask:
     peer_root: str | None
     sinks: list[str]
     protocol: str = "hbrep"  # the RPC the peer's sinks speak: hbrep | hbase (source/peer_protocol.py)
+    # a serial peer's barriers and queue positions (SerialReplicationChecker.to_dict), else None
+    serial: dict[str, Any] | None = None
 
 
 @dataclass
@@ -98,7 +100,12 @@ class WalProgress:
 
 @dataclass
 class QueueResult:
-    """What shipping one queue did. ``status``: ok | stuck | failed | disabled | skipped."""
+    """What shipping one queue did. ``status``: ok | waiting | stuck | failed | disabled | skipped.
+
+    ``waiting``: a serial peer's queue stopped at an entry whose earlier edits (other servers', before
+    its routing epoch) are not shipped yet; ``error`` says which. ``last_seq_ids``: the highest sequence
+    id read per region (encoded name), recorded for serial peers as HBase's last pushed sequence ids.
+    """
 
     replicator: str
     queue_id: str
@@ -108,6 +115,7 @@ class QueueResult:
     error: str | None = None
     drained: bool = False
     metrics: dict[str, float] = field(default_factory=dict)
+    last_seq_ids: dict[str, int] = field(default_factory=dict)
 
     @property
     def key(self) -> str:

@@ -28,6 +28,7 @@ from replication.source.metrics import SourceMetrics
 from replication.source.peer_protocol import HBREP, configured_protocol, sink_client_factory
 from replication.source.peer_servers import PeerRegionServers
 from replication.source.read_ahead import ReadAhead
+from replication.source.serial_replication import SerialReplicationChecker
 from replication.source.shipper import ReplicationSourceShipper
 from replication.source.sink_manager import ReplicationSinkManager
 from replication.source.throttler import ReplicationThrottler, source_bandwidth
@@ -145,16 +146,22 @@ def ship_queue(
         bandwidth = int(peer.config.get("bandwidth") or conf.get_int("replication.source.per.peer.node.bandwidth"))
         per_source = source_bandwidth(bandwidth, queues_of_peer, conf.get_bool("hbrep.source.bandwidth.split", False))
         shipper = ReplicationSourceShipper(endpoint, ReplicationThrottler(per_source), metrics, sleep)
-        reader = ReplicationSourceWALReader(fs, root, queue, entry_filter, conf, metrics)
+        serial = SerialReplicationChecker.from_dict(peer.serial) if peer.serial is not None else None
+        reader = ReplicationSourceWALReader(fs, root, queue, entry_filter, conf, metrics, serial)
         # HBase's reader and shipper threads: the next batch is read while the peer applies this one
         with ReadAhead(reader.batches(), conf.get_int("replication.source.nb.batches")) as batches:
             for batch in batches:
                 shipper.ship(batch)
                 wal = progress[batch.wal.name]
                 wal.end_position = batch.last_position
+                for region, seq in batch.last_seq_ids.items():
+                    result.last_seq_ids[region] = max(result.last_seq_ids.get(region, 0), seq)
                 if batch.end_of_file and not wal.done:
                     wal.done = True
                     metrics.inc("completedLogs")
+        if reader.waiting:
+            result.status, result.error = "waiting", f"serial peer {peer.peer_id}: {reader.waiting}"
+            LOG.info("Queue %s waits: %s", queue.key, result.error)
     except STUCK_ERRORS as exc:
         result.status, result.error = "stuck", str(exc)
         LOG.error("Queue %s is stuck: %s", queue.key, exc)

@@ -25,6 +25,7 @@ from replication.fs import FileSystem
 from replication.secrets import SecretLookup, resolve_peer_secrets
 from replication.source.manifest import Manifest, PeerTask, QueueTask, WalTask
 from replication.source.peer_protocol import HBREP, UnknownPeerProtocol, configured_protocol, detect_protocol
+from replication.source.serial_replication import SerialReplicationChecker
 from replication.source.wal_locator import WalLocator
 from replication.tls import zk_client_tls
 from replication.wal.names import wal_group_id, wal_start_timestamp
@@ -36,6 +37,7 @@ from replication.zk.peer_storage import ReplicationPeerStorage
 from replication.zk.queue_info import ReplicationQueueInfo, live_server_names
 from replication.zk.queue_snapshot import QueueSnapshot, cycle_snapshot
 from replication.zk.queue_storage import ReplicationQueueStorage
+from replication.zk.serial_barriers import read_barriers
 
 LOG = logging.getLogger(__name__)
 
@@ -61,6 +63,7 @@ def read_peer(
             "peer_bytes": base64.b64encode(config.to_bytes()).decode("ascii"),
             "bandwidth": config.bandwidth,
             "configuration": dict(config.configuration),
+            "serial": config.serial,
         },
         peer_cluster_id=None,
         peer_root=None,
@@ -173,6 +176,7 @@ def build_manifest(
         )
         if peers[info.peer_id].enabled and queue_has_work(source.fs, task):
             queues.append(task)
+    _add_serial_checks(zk, source.paths, peers, snapshot, live)
     return Manifest(
         cycle_id=cycle_id or f"cycle-{int(time.time() * 1000)}-{uuid.uuid4().hex[:6]}",
         created_ms=int(time.time() * 1000),
@@ -183,3 +187,22 @@ def build_manifest(
         peers=peers,
         queues=queues,
     )
+
+
+def _add_serial_checks(
+    zk: KazooClient, paths: ZNodePaths, peers: dict[str, PeerTask], snapshot: QueueSnapshot, live: set[str]
+) -> None:
+    """Give each enabled serial peer what its SerialReplicationChecker needs: every server's barriers and
+    where every queue of the peer stands, dead replicators' queues included."""
+    serial = [pid for pid, peer in peers.items() if peer.enabled and peer.config.get("serial")]
+    if not serial:
+        return
+    barriers = read_barriers(zk, paths)
+    for peer_id in serial:
+        queued: dict[str, int] = {}
+        for state in snapshot.queues():
+            if ReplicationQueueInfo.parse(state.queue_id).peer_id != peer_id:
+                continue
+            for name, wal in state.wals.items():
+                queued[name] = min(queued.get(name, wal.position), wal.position)
+        peers[peer_id].serial = SerialReplicationChecker(barriers, live, queued).to_dict()

@@ -26,6 +26,7 @@ from replication.fs_types import FileSystemError
 from replication.source.filters import EntryFilter, ShipEntry
 from replication.source.manifest import QueueTask, WalTask
 from replication.source.metrics import SourceMetrics
+from replication.source.serial_replication import SerialReplicationChecker
 from replication.wal.errors import WALNotFound
 from replication.wal.names import find_wal, wal_group_id, wal_start_timestamp
 from replication.wal.reader import open_wal
@@ -52,6 +53,8 @@ class WALEntryBatch:
     end_of_file: bool = False
     last_write_time: int = 0
     nb_row_keys: int = 0
+    # serial peers: the highest sequence id read per region (filtered entries too), HBase's lastSeqIds
+    last_seq_ids: dict[str, int] = field(default_factory=dict)
 
     @property
     def is_empty(self) -> bool:
@@ -77,8 +80,11 @@ class ReplicationSourceWALReader:
         entry_filter: EntryFilter,
         conf: Config,
         metrics: SourceMetrics,
+        serial: SerialReplicationChecker | None = None,
     ):
         self.fs = fs
+        self.serial = serial
+        self.waiting = ""  # set when a serial peer's entry must wait: why (the queue stops there)
         self.root = root
         self.queue = queue
         self.filter = entry_filter
@@ -113,6 +119,8 @@ class ReplicationSourceWALReader:
                         f"servers' directories under {self.root}"
                     )
                 yield from self._read_wal(wal, path, writing)
+                if self.waiting:
+                    return
 
     def _open_where_it_is(self, wal: WalTask, path: str, start_at: Callable[[int], int]) -> tuple[str, int, Any]:
         """(path, readable length, reader) of the WAL, looked up again if it moved since ``resolve``.
@@ -165,6 +173,16 @@ class ReplicationSourceWALReader:
         batch = WALEntryBatch(wal, last_position=start)
         try:
             for raw in reader.raw_entries():
+                if self.serial is not None:
+                    if not self.serial.can_push(wal.name, raw.start):
+                        # stop before this entry; the queue goes on from here in a later pass
+                        self.waiting = self.serial.reason
+                        self.metrics.inc("serialWaits")
+                        batch.last_position = raw.start
+                        yield batch
+                        return
+                    region = raw.key.encoded_region_name.decode()
+                    batch.last_seq_ids[region] = max(batch.last_seq_ids.get(region, 0), raw.key.log_sequence_number)
                 self.metrics.inc("logEditsRead")
                 self.metrics.inc("logReadInBytes", raw.end - raw.start)
                 batch.last_position = raw.end

@@ -90,6 +90,12 @@ class ZNodePaths:
         return [(_join(self.replication, old), _join(self.hbrep_root, new), copy)
                 for old, new, copy in LEGACY_REPLICATION_CHILDREN]  # fmt: skip
 
+    def last_pushed_sequence_id(self, encoded_region: str, peer_id: str) -> str:
+        """``regions/<e[0:2]>/<e[2:4]>/<e[4:]>-<peerId>``: a serial peer's last pushed sequence id of a
+        region (ZKReplicationQueueStorage.getSerialReplicationRegionPeerNode)."""
+        e = encoded_region
+        return f"{self.regions}/{e[0:2]}/{e[2:4]}/{e[4:]}-{peer_id}"
+
     def live_server(self, server: str) -> str:
         """``<parent>/rs/<server>``: the ephemeral znode of a live region server."""
         return _join(self.rs, server)

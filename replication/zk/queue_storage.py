@@ -114,6 +114,9 @@ class ReplicationQueueStorage:
         positions: Mapping[str, tuple[int, int]],
         finished: Mapping[str, int],
         remove_queue: bool = False,
+        *,
+        last_seq_ids: Mapping[str, int] | None = None,
+        peer_id: str = "",
     ) -> str | None:
         """Record one queue's progress in ONE multi guarded by the znode versions a snapshot saw.
 
@@ -128,6 +131,7 @@ class ReplicationQueueStorage:
         been applied, the versions no longer match and the retry fails as a whole, a no-op.
         """
         paths = self.paths
+        seq_ops = self._last_seq_id_ops(last_seq_ids or {}, peer_id)
 
         def build(tx: TransactionRequest) -> None:
             for wal, version in finished.items():
@@ -136,6 +140,11 @@ class ReplicationQueueStorage:
                 tx.set_data(paths.wal(server, queue_id, wal), codec.position_to_bytes(position), version=version)
             if remove_queue:
                 tx.delete(paths.queue(server, queue_id))
+            for path, data, exists in seq_ops:
+                if exists:
+                    tx.set_data(path, data)
+                else:
+                    tx.create(path, data)
 
         outcome = self.zk.retry(journal.commit, self.zk, paths, build, [journal.queue_ref(server, queue_id)])
         failures = [o for o in outcome if isinstance(o, Exception)]
@@ -143,6 +152,26 @@ class ReplicationQueueStorage:
             return None
         real = [f for f in failures if type(f).__name__ != "RolledBackError"]
         return type(real[0]).__name__ if real else "rolled back"
+
+    def _last_seq_id_ops(self, last_seq_ids: Mapping[str, int], peer_id: str) -> list[tuple[str, bytes, bool]]:
+        """(znode, data, exists) of each region's last pushed sequence id for ``peer_id``, parents made
+        (ZKReplicationQueueStorage.addLastSeqIdsToOps: set when the znode exists, else create)."""
+        ops = []
+        for region, seq in sorted(last_seq_ids.items()):
+            path = self.paths.last_pushed_sequence_id(region, peer_id)
+            self.zk.ensure_path(path.rsplit("/", 1)[0])
+            ops.append((path, codec.position_to_bytes(seq), self.zk.exists(path) is not None))
+        return ops
+
+    def get_last_sequence_id(self, region: str, peer_id: str) -> int | None:
+        """The last pushed sequence id of ``region`` for ``peer_id`` (None when none is recorded)."""
+        path = self.paths.last_pushed_sequence_id(region, peer_id)
+        with zk_access(path):
+            try:
+                data, _ = self.zk.get(path)
+            except NoNodeError:
+                return None
+        return codec.parse_position(data, path)
 
     def get_wal_position(self, server: str, queue_id: str, wal: str) -> int:
         """The recorded position (0 for an empty znode); QueueStorageError when the WAL is not queued."""
