@@ -109,6 +109,8 @@ DEFAULTS: dict[str, str] = {
     "hbrep.source.bandwidth.split": "false",
     "hbrep.ship.lease.ms": "900000",
     "hbrep.consistency.token.ttl.ms": "86400000",  # how long a consistency token is kept (24 h)
+    # replicated_through.py: a caught-up table counts as replicated until the queues were read less this
+    "hbrep.replicated.through.margin.ms": "200",
     # TLS (replication/tls.py): region-server RPC and ZooKeeper client sessions; PEM file paths
     "hbrep.rpc.tls.enabled": "false",
     "hbrep.rpc.tls.cert": "",
@@ -314,6 +316,7 @@ VALIDATORS: dict[str, Validator] = {
     "hbrep.source.bandwidth.split": _bool,
     "hbrep.ship.lease.ms": _int(1000),
     "hbrep.consistency.token.ttl.ms": _int(1),
+    "hbrep.replicated.through.margin.ms": _int(0),
     "hbrep.spark.mode": _choice("connect", "submit"),
     "hbrep.spark.connect.url": _connect_url,
     "hbrep.spark.connect.port": _int(1, 65535),

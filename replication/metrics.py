@@ -8,7 +8,9 @@ updates without a lock):
   a cycle is folded in once per cycle id, so a retried commit does not count twice;
 - ``failovers/<time>-<server>.json``: one file per failover event;
 - ``checks/<kind>--<peer>--<table>.json``: the latest VerifyReplication / GX outcome of a (peer, table);
-- ``alerts/<time>-<source>.json``: one file per lag alert (a ship run that missed its deadline).
+- ``alerts/<time>-<source>.json``: one file per lag alert (a ship run that missed its deadline);
+- ``lag-history/peer-<id>.json``: the peer's replicated-through samples (per table too) of the last
+  ``KEEP_HISTORY_MS``, written by the commit of that peer (which holds its lease).
 
 Gauges that must not freeze when shipping stops (``sizeOfLogQueue``, ``ageOfLastShippedOp``, replication
 lag) are computed at read time from ZooKeeper and the WALs by ``replication.status``, with the
@@ -29,6 +31,8 @@ METRICS_DIR = ".hbrep/metrics"
 KEEP_CYCLES = 200
 KEEP_FAILOVERS = 100
 KEEP_ALERTS = 100
+KEEP_HISTORY_MS = 6 * 3600 * 1000  # the Replication view's lag history: the last six hours
+KEEP_HISTORY_SAMPLES = 5000
 
 # The per-queue counters a ship task reports (source/metrics.py counts them), by their HBase suffix
 # (``source.<queueId>.<suffix>``).
@@ -92,7 +96,9 @@ class MetricsStore:
     # -- reading --------------------------------------------------------------------------------
     def load(self) -> dict[str, Any]:
         """``{"queues": {key: {...}}, "cycles": [...], "failovers": [...], "checks": {...}, "alerts": [...]}``."""
-        data: dict[str, Any] = {"queues": {}, "cycles": [], "failovers": [], "checks": {}, "alerts": []}
+        data: dict[str, Any] = {
+            "queues": {}, "cycles": [], "failovers": [], "checks": {}, "alerts": [], "lag_history": {}
+        }  # fmt: skip
         for status in self.fs.list(self.dir):
             if status.name.startswith("peer-") and status.name.endswith(".json"):
                 peer = self._read(status.path)
@@ -103,6 +109,10 @@ class MetricsStore:
         data["failovers"] = [self._read(s.path) for s in events[-KEEP_FAILOVERS:]]
         alerts = sorted(self.fs.list(self.fs.join(self.dir, "alerts")), key=lambda s: s.name)
         data["alerts"] = [self._read(s.path) for s in alerts[-KEEP_ALERTS:]]
+        for status in self.fs.list(self.fs.join(self.dir, "lag-history")):
+            history = self._read(status.path)
+            if history.get("peer_id") is not None:
+                data["lag_history"][history["peer_id"]] = history.get("samples", [])
         for status in self.fs.list(self.fs.join(self.dir, "checks")):
             check = self._read(status.path)
             if check:
@@ -146,6 +156,14 @@ class MetricsStore:
             self._write(path, data)
             recorded = True
         return recorded
+
+    def record_lag_sample(self, peer_id: str, at_ms: int, through_ms: int, tables: dict[str, int]) -> None:
+        """Add one replicated-through sample of a peer (and its tables) to its history; older than
+        ``KEEP_HISTORY_MS`` is dropped. The caller holds the peer's ship lease."""
+        path = self.fs.join(self.dir, "lag-history", f"peer-{_quote(peer_id)}.json")
+        samples = [s for s in self._read(path).get("samples", []) if s.get("at_ms", 0) > at_ms - KEEP_HISTORY_MS]
+        samples.append({"at_ms": at_ms, "through_ms": through_ms, "tables": dict(tables)})
+        self._write(path, {"peer_id": peer_id, "samples": samples[-KEEP_HISTORY_SAMPLES:]})
 
     def record_failover(self, event: dict[str, Any]) -> None:
         """Keep a failover event (dead server, claimer, queues moved) in a file of its own."""

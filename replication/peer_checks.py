@@ -19,7 +19,7 @@ from replication.fs import get_filesystem
 from replication.metrics import MetricsStore
 from replication.quality import QualityReport, load_rules, run_quality
 from replication.tables.semantics import LATEST_TIMESTAMP
-from replication.verify import VerifyOptions, VerifyResult, resolve_target, verify_tables
+from replication.verify import VerifyOptions, VerifyResult, flush_both_sides, resolve_target, verify_tables
 from replication.zk.cluster_key import ClusterKey
 
 
@@ -39,6 +39,7 @@ def verify_replication(
     """VerifyReplication of ``table`` between the source and peer ``peer_id`` over [start_ms, end_ms)."""
     target = resolve_target(zk, source_key, conf, peer_id)
     options = options or VerifyOptions(start_time=start_ms, end_time=end_ms, families=families)
+    flush_both_sides(target, table, conf, options.peer_table)
     result = verify_tables(spark, target.source_root, target.peer_root, table, options)
     fs, root = get_filesystem(target.source_root)
     MetricsStore(fs, root).record_check(
@@ -76,7 +77,7 @@ def check_replicated_table(
     summary: dict[str, Any] = {
         "success": report.success, "source_rows": report.source_rows, "peer_rows": report.peer_rows,
         "failed": [o.expectation for o in report.failed] if report.failed else [],
-        "data_docs": report.data_docs_index,
+        "data_docs": report.data_docs_index, "start_ms": start_ms, "end_ms": end_ms,
     }  # fmt: skip
     MetricsStore(fs, root).record_check("quality", peer_id, table, summary)
     return report

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from replication.errors import HbrepError
+from replication.quality_docs import write_offline_docs
 from replication.tables.semantics import LATEST_TIMESTAMP
 
 if TYPE_CHECKING:
@@ -265,7 +266,8 @@ class QualityReport:
     source_rows: int
     peer_rows: int | None
     outcomes: list[ExpectationOutcome]
-    data_docs_index: str
+    data_docs_index: str  # hbrep's offline Data Docs (quality_docs.py): readable without internet
+    gx_data_docs_index: str = ""  # GX's own site (its pages load scripts from CDNs)
 
     @property
     def failed(self) -> list[ExpectationOutcome]:
@@ -387,8 +389,8 @@ def run_quality(
                     unexpected_count=res.get("unexpected_count"),
                 )
             )
-    index = _docs_index(context, project)
-    return QualityReport(
+    gx_index = _docs_index(context, project)
+    report = QualityReport(
         table=table,
         peer_table=peer_table,
         suite=base,
@@ -396,5 +398,10 @@ def run_quality(
         source_rows=source_rows,
         peer_rows=peer_rows,
         outcomes=outcomes,
-        data_docs_index=str(index),
+        data_docs_index=str(gx_index),
+        gx_data_docs_index=str(gx_index),
     )
+    # GX's pages need CDN scripts; the index users are pointed at reads offline (quality_docs.py)
+    offline = write_offline_docs(Path(gx_index).parent, report, start_ms=start_ts, end_ms=end_ts, gx_index=gx_index)
+    report.data_docs_index = str(offline)
+    return report

@@ -135,6 +135,7 @@ def replication_status(zk: KazooClient, key: ClusterKey, conf: Config, now_ms: i
             )
             peer["replicationLag"] = max(peer["replicationLag"], lag)
             peer["stuck_queues"] += int(queue["stuck"])
+    _add_replicated_through(zk, key, conf, source.paths, peers, now)
     # Global counters cover every queue ever shipped, drained recovered queues included (as HBase's
     # source.* metrics do); the gauges below cover the queues that exist now.
     totals: dict[str, float] = {}
@@ -160,6 +161,7 @@ def replication_status(zk: KazooClient, key: ClusterKey, conf: Config, now_ms: i
         "recent_cycles": stored["cycles"][-10:],
         "recent_alerts": stored["alerts"][-10:],
         "checks": stored["checks"],
+        "lag_samples": stored.get("lag_history", {}),
     }
 
 
@@ -259,3 +261,26 @@ def lag_violations(status: dict[str, Any], threshold_ms: int) -> list[dict[str, 
     enabled = {pid for pid, p in status["peers"].items() if p["state"] == "ENABLED"}
     over = [q for q in status["queues"] if q["peer_id"] in enabled and q["replicationLag"] > threshold_ms]
     return sorted(over, key=lambda q: -q["replicationLag"])
+
+
+def _add_replicated_through(zk, key, conf, paths, peers: dict[str, dict[str, Any]], now: int) -> None:
+    """Per peer and per table: replicated through, lag behind now, the lag target and whether it is missed
+    (HBase's status is per server; operators ask per table)."""
+    from replication.lag_targets import get_lag_targets, target_for
+    from replication.replicated_through import replicated_through
+
+    for peer_id, peer in peers.items():
+        value = replicated_through(zk, key, conf, peer_id, now_ms=now)
+        targets = get_lag_targets(zk, paths, peer_id)
+        peer["replicated_through_ms"] = value.through_ms
+        peer["lag_ms"] = value.lag_ms(now)
+        peer["lag_target_ms"] = targets["peer"]
+        peer["tables"] = {}
+        for table, through in value.tables.items():
+            lag, target = max(0, now - through), target_for(targets, table)
+            peer["tables"][table] = {
+                "replicated_through_ms": through,
+                "lag_ms": lag,
+                "lag_target_ms": target,
+                "target_missed": bool(target and lag > target),
+            }

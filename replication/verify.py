@@ -24,6 +24,7 @@ Nothing is collected to the driver but the counters and, when asked, a bounded l
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -38,6 +39,8 @@ from replication.zk.client import connected
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import ReplicationPeerStorage
+
+LOG = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from kazoo.client import KazooClient
@@ -308,6 +311,24 @@ class VerifyTarget:
     peer_key: str
     peer_root: str
     peer_id: str | None
+
+
+def flush_both_sides(target: VerifyTarget, table: str, conf: Config, peer_table: str | None = None) -> list[str]:
+    """Flush ``table``'s memstores on the source and the peer before comparing, so that every acknowledged
+    edit is compared (HBase's VerifyReplication scans memstores too; hbrep's reads table files). A cluster
+    that cannot be flushed (no live region server: a stopped cluster has flushed already) is compared as
+    its files stand; the returned lines say which, and are logged."""
+    from replication.cluster.client import ClusterClient
+
+    notes = []
+    for key, name in ((target.source_key, table), (target.peer_key, peer_table or table)):
+        try:
+            with ClusterClient(key, conf) as client:
+                client.flush(name)
+        except Exception as exc:
+            notes.append(f"{name} on {key} not flushed before the compare: {exc}")
+            LOG.warning("%s", notes[-1])
+    return notes
 
 
 def looks_like_cluster_key(peer: str) -> bool:

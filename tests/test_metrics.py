@@ -34,7 +34,8 @@ def test_cycles_fold_once_per_cycle_and_peer_files_are_separate(tmp_path):
 
 def test_failovers_and_checks(tmp_path):
     store = MetricsStore(LocalFileSystem(), str(tmp_path))
-    assert store.load() == {"queues": {}, "cycles": [], "failovers": [], "checks": {}, "alerts": []}
+    empty = {"queues": {}, "cycles": [], "failovers": [], "checks": {}, "alerts": [], "lag_history": {}}
+    assert store.load() == empty
     store.record_failover({"dead_server": "a,1,1", "claimer": "b,1,1", "moved": {"1": "1-a,1,1"}})
     store.record_check("verify", "1", "ns:t", {"counters": {"GOODROWS": 3, "BADROWS": 0}})
     store.record_check("verify", "1", "ns:t", {"counters": {"GOODROWS": 4, "BADROWS": 0}})
@@ -60,3 +61,18 @@ def test_alerts_are_kept_one_file_each_oldest_first(tmp_path):
     )
     assert all(a["kind"] == "lag" and a["at_ms"] > 0 for a in alerts)
     assert len(list((tmp_path / ".hbrep" / "metrics" / "alerts").iterdir())) == 2
+
+
+def test_lag_history_keeps_the_last_hours_per_peer(tmp_path):
+    from replication.metrics import KEEP_HISTORY_MS
+
+    store = MetricsStore(LocalFileSystem(), str(tmp_path))
+    now = 10 * KEEP_HISTORY_MS
+    store.record_lag_sample("1", now - KEEP_HISTORY_MS - 1, now - KEEP_HISTORY_MS - 500, {"t": 1})  # too old
+    store.record_lag_sample("1", now - 1000, now - 1500, {"t": now - 1500})
+    store.record_lag_sample("1", now, now - 200, {"t": now - 200})
+    store.record_lag_sample("2", now, now, {})
+    history = store.load()["lag_history"]
+    assert [s["at_ms"] for s in history["1"]] == [now - 1000, now]
+    assert history["1"][-1] == {"at_ms": now, "through_ms": now - 200, "tables": {"t": now - 200}}
+    assert set(history) == {"1", "2"}

@@ -70,6 +70,7 @@ def test_suite_fails_on_row_count_mismatch_then_passes_after_catch_up(spark, tmp
     assert [o.expectation for o in behind.failed] == ["expect_table_row_count_to_equal"]
     index = Path(behind.data_docs_index)
     assert index.name == "index.html" and index.is_file() and str(roots.state) in str(index)
+    _assert_readable_offline(index, behind)
 
     roots.flush(roots.peer, cells(8, 12))  # caught up
     caught_up = run_quality(spark, roots.source, roots.peer, TABLE, state_dir=roots.state, peer_name="2", rules=rules)
@@ -118,3 +119,28 @@ def test_rules_file_errors_name_file_and_key(tmp_path):
     assert [r.column for r in rules.for_table("t1")] == ["f:amount", "f:kind"]
     assert rules.for_table("other") == []
     assert rules.for_table("t1")[0].numeric and not rules.for_table("t1")[1].numeric
+
+
+def _assert_readable_offline(index: Path, report) -> None:
+    """hbrep's Data Docs need nothing from the network: no script at all, no outside style or link; the
+    verdicts are in the page text, as headless Chromium shows them; GX's own site is kept beside them."""
+    import re
+    import sys
+
+    assert Path(report.gx_data_docs_index).is_file() and report.gx_data_docs_index != str(index)
+    pages = [index, index.parent / f"{report.suite}.html"]
+    for page in pages:
+        html = page.read_text(encoding="utf-8")
+        assert "<script" not in html.lower(), page
+        assert not re.findall(r"(?:src|href)=\"(?:https?:)?//", html), page
+    sys.path.insert(0, str(Path(__file__).parent / "plugins"))
+    from cdp import chromium_binary, load_page
+
+    if chromium_binary() is None:
+        return
+    shown = load_page(pages[1].as_uri(), "document.readyState === 'complete'")
+    assert shown.errors == []
+    assert "expect_table_row_count_to_equal" in shown.text and "NOT met" in shown.text
+    assert f"source rows {report.source_rows}" in shown.text and f"peer rows {report.peer_rows}" in shown.text
+    listed = load_page(index.as_uri(), "document.readyState === 'complete'")
+    assert report.suite in listed.text and "failed" in listed.text

@@ -24,6 +24,7 @@ from replication.cli import (
     demo_command,
     hbase_commands,
     hdfs_commands,
+    lag_commands,
     maintenance_commands,
     metrics_commands,
     peer_commands,
@@ -103,7 +104,7 @@ SECTIONS = (
             peer_commands.add_peer, peer_commands.remove_peer, peer_commands.enable_peer,
             peer_commands.disable_peer, peer_commands.list_peers, peer_commands.queues, ship_commands.status,
             *peer_config_commands.COMMANDS, *peer_config_commands.TABLE_COMMANDS,
-            *consistency_commands.COMMANDS, *verify_commands.COMMANDS,
+            *consistency_commands.COMMANDS, *lag_commands.COMMANDS, *verify_commands.COMMANDS,
         ),
     ),
     (

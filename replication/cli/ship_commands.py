@@ -103,7 +103,16 @@ def status_replication(ctx: CliContext, as_json: bool, prometheus: bool) -> None
             f"peer {peer['peer_id']} {peer['state']} -> {peer['cluster_key']}: queues={peer['queues']} "
             f"sizeOfLogQueue={peer['sizeOfLogQueue']} replicationLag={_fmt_ms(peer['replicationLag'])} "
             f"ageOfLastShippedOp={_fmt_ms(peer['ageOfLastShippedOp'])} stuck={peer['stuck_queues']}"
+            f" replicated_through={_fmt_time(peer.get('replicated_through_ms'))}"
+            + (f" lag_target={_fmt_ms(peer['lag_target_ms'])}" if peer.get("lag_target_ms") else "")
         )
+        for table, row in sorted(peer.get("tables", {}).items()):
+            click.echo(
+                f"  table {table}: replicated_through={_fmt_time(row['replicated_through_ms'])} "
+                f"lag={_fmt_ms(row['lag_ms'])}"
+                + (f" target={_fmt_ms(row['lag_target_ms'])}" if row["lag_target_ms"] else "")
+                + (" TARGET MISSED" if row["target_missed"] else "")
+            )
     for queue in state["queues"]:
         click.echo(
             f"  {queue['queue']}: status={queue['status']} sizeOfLogQueue={queue['sizeOfLogQueue']} "

@@ -72,6 +72,9 @@ def verify(
         compare_tags=compare_tags,
     )
     target = _target(ctx, peer)
+    from replication.verify import flush_both_sides
+
+    flush_both_sides(target, table, ctx.conf, peer_table)
     master = ctx.conf.get_str("hbrep.spark.master")
     if in_process:
         from replication.spark import spark_session

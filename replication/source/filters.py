@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from replication.wal.cell_codec import iter_cell_spans
+from replication.wal.cell_codec import first_cell_column, iter_cell_spans
 from replication.wal.model import WALKey
 
 SCOPE_GLOBAL = 1
@@ -23,6 +23,22 @@ SYSTEM_TABLES_REPLICATED = frozenset({"hbase:acl", "hbase:labels"})
 # 0.94 HLog read through the legacy reader names them so
 LEGACY_CATALOG_TABLES = frozenset({"-ROOT-", ".META."})
 METAFAMILY = b"METAFAMILY"
+# WALEdit.REPLICATION_MARKER: HBase's ReplicationMarkerChore writes one-cell edits (METAFAMILY, this
+# qualifier, empty value) on a schedule (hbase.regionserver.replication.marker.*); never data
+REPLICATION_MARKER = b"HBASE::REPLICATION_MARKER"
+
+
+def is_replication_marker(cell_count: int, cell_bytes: bytes | memoryview) -> bool:
+    """True for HBase's replication marker edit (WALEdit.isReplicationMarkerEdit: one cell, METAFAMILY,
+    qualifier ``HBASE::REPLICATION_MARKER``)."""
+    if cell_count != 1:
+        return False
+    try:
+        return first_cell_column(cell_bytes) == (METAFAMILY, REPLICATION_MARKER)
+    except Exception:
+        return False
+
+
 _U16 = struct.Struct(">H")
 
 
@@ -65,6 +81,9 @@ class EntryFilter:
         self._peer = peer_cluster_id
         self._table_cache: dict[bytes, tuple[str, bool]] = {}
         self._family_cache: dict[tuple[str, bytes], bool] = {}
+        # HBase's replication markers seen: never shipped as data, their write time is a heartbeat
+        self.markers = 0
+        self.last_marker_write_time = 0
 
     def _table(self, table_name: bytes) -> tuple[str, bool]:
         cached = self._table_cache.get(table_name)
@@ -78,7 +97,7 @@ class EntryFilter:
         return cached
 
     def _family_wanted(self, table: str, family: bytes, scopes: dict[bytes, int]) -> bool:
-        if scopes.get(family) != SCOPE_GLOBAL:
+        if scopes.get(family) != SCOPE_GLOBAL or family == METAFAMILY:  # WAL markers are never data
             return False
         key = (table, family)
         wanted = self._family_cache.get(key)
@@ -89,6 +108,10 @@ class EntryFilter:
 
     def filter(self, key: WALKey, cell_count: int, cell_bytes: bytes | memoryview) -> ShipEntry | None:
         """The entry as it ships to the peer, or None when nothing of it ships."""
+        if cell_count == 1 and is_replication_marker(cell_count, cell_bytes):
+            self.markers += 1
+            self.last_marker_write_time = max(self.last_marker_write_time, key.write_time)
+            return None
         # SystemTableWALEntryFilter + the entry-level part of NamespaceTableCfWALEntryFilter
         table, replicated = self._table(key.table_name)
         if not replicated:

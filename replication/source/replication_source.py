@@ -110,6 +110,7 @@ def ship_queue(
         result.status = "disabled"
         return result
     metrics = SourceMetrics()
+    entry_filter = None
     endpoint = None
     peer_servers = None
     try:
@@ -178,6 +179,8 @@ def ship_queue(
         if peer_servers is not None:
             with suppress(Exception):
                 peer_servers.close()
+    if entry_filter is not None and entry_filter.markers:  # HBase's replication markers: heartbeats, not data
+        metrics.inc("replicationMarkers", entry_filter.markers)
     result.drained = queue.recovered and result.status == "ok" and all(w.done for w in result.wals)
     if result.drained:
         metrics.inc("completedRecoverQueues")

@@ -196,6 +196,20 @@ def iter_cell_spans(buf: bytes | memoryview, count: int, offset: int = 0) -> Ite
         pos = end
 
 
+def first_cell_column(buf: bytes | memoryview, offset: int = 0) -> tuple[bytes, bytes]:
+    """(family, qualifier) of the cell framed at ``offset`` (its value is not read)."""
+    if offset + 14 > len(buf):
+        raise TruncatedCellError(f"cell at offset {offset}: buffer ends inside the cell header")
+    _size, klen, _vlen = _I32x3.unpack_from(buf, offset)
+    rowlen = _U16.unpack_from(buf, offset + 12)[0]
+    f = offset + 14 + rowlen
+    flen = buf[f]
+    qlen = klen - (2 + rowlen + 1 + flen + 8 + 1)
+    if qlen < 0 or f + 1 + flen + qlen > len(buf):
+        raise CellCodecError(f"cell at offset {offset}: key length {klen} is inconsistent")
+    return bytes(buf[f + 1 : f + 1 + flen]), bytes(buf[f + 1 + flen : f + 1 + flen + qlen])
+
+
 def select_cells(
     buf: bytes | memoryview, count: int, keep_family: Callable[[bytes], bool], offset: int = 0
 ) -> tuple[int, bytes | memoryview]:

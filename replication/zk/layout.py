@@ -96,6 +96,14 @@ class ZNodePaths:
         e = encoded_region
         return f"{self.regions}/{e[0:2]}/{e[2:4]}/{e[4:]}-{peer_id}"
 
+    def lag_targets(self, peer_id: str) -> str:
+        """``<hbrep root>/lag-targets/<peerId>``: a peer's lag targets (lag_targets.py)."""
+        return _join(self.hbrep_root, f"lag-targets/{peer_id}")
+
+    def replicated_through(self, peer_id: str) -> str:
+        """``<hbrep root>/replicated-through/<peerId>``: a peer's last replicated-through times."""
+        return _join(self.hbrep_root, f"replicated-through/{peer_id}")
+
     def live_server(self, server: str) -> str:
         """``<parent>/rs/<server>``: the ephemeral znode of a live region server."""
         return _join(self.rs, server)

@@ -334,6 +334,9 @@ class ReplicationPeerStorage:
             with contextlib.suppress(NoNodeError):
                 self.zk.delete(self.paths.hfile_refs_of(peer_id), recursive=True)
             self._remove_last_pushed_sequence_ids(peer_id)
+            for hbrep_node in (self.paths.lag_targets(peer_id), self.paths.replicated_through(peer_id)):
+                with contextlib.suppress(NoNodeError):
+                    self.zk.delete(hbrep_node)
 
     def _remove_last_pushed_sequence_ids(self, peer_id: str) -> None:
         """Delete the peer's ``regions/../..-<peerId>`` znodes, as HBase's removePeer does

@@ -79,3 +79,25 @@ def test_ship_run_fails_loudly_when_lag_passes_the_alert_threshold(airflow_db, r
     assert states[("lag_alert", -1)] == "failed"
     assert states[("peer.commit", 0)] == "failed"  # the failed queue is named there
     assert states[("peer.release", 0)] == "success"  # lease not left behind
+
+
+def test_a_table_over_its_lag_target_fails_the_lag_check_and_records_an_alert(airflow_db, replication_pair):
+    from replication.lag_targets import set_lag_target
+    from replication.status import replication_status
+
+    pair = replication_pair
+    wait_for_queue(pair)
+    set_lag_target(pair.source.zk, pair.source.paths, "1", TABLE, 300)
+    with pair.source.client() as client:
+        client.put(TABLE, b"late", b"f", b"q", b"v")
+    pair.peer.stop()  # nothing ships: the edit grows older than the table's 300 ms target
+    time.sleep(0.5)
+    run = _dag("hbrep_ship").test()
+    states = {(ti.task_id, ti.map_index): str(ti.state) for ti in run.get_task_instances()}
+    assert states[("lag_alert", -1)] == "failed", states
+    from replication.zk.cluster_key import ClusterKey
+
+    status = replication_status(pair.source.zk, ClusterKey.parse(pair.source_key), pair.source.conf)
+    (alert,) = [a for a in status["recent_alerts"] if a.get("kind") == "lag_target"]
+    assert f"table {TABLE}" in alert["message"] and "target 300 ms" in alert["message"]
+    assert alert["missed"][0]["table"] == TABLE and alert["missed"][0]["lag_ms"] > 300

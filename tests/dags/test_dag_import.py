@@ -7,7 +7,14 @@ from datetime import timedelta
 
 import pytest
 
-DAG_IDS = {"hbrep_ship", "hbrep_failover", "hbrep_log_cleaner", "hbrep_verify", "hbrep_wait_for_peer"}
+DAG_IDS = {
+    "hbrep_ship",
+    "hbrep_failover",
+    "hbrep_log_cleaner",
+    "hbrep_verify",
+    "hbrep_wait_for_peer",
+    "hbrep_verify_replicated",
+}
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +39,8 @@ def test_dag_files_do_not_import_the_library_at_parse_time():
     code = (
         "import sys, runpy\n"
         f"sys.path.insert(0, {str(airflow_env.PLUGINS)!r})\n"
-        f"for f in ['hbrep_ship', 'hbrep_failover', 'hbrep_log_cleaner', 'hbrep_verify', 'hbrep_wait_for_peer']:\n"
+        f"for f in ['hbrep_ship', 'hbrep_failover', 'hbrep_log_cleaner', 'hbrep_verify', 'hbrep_wait_for_peer', "
+        "'hbrep_verify_replicated']:\n"
         f"    runpy.run_path({str(airflow_env.DAGS)!r} + '/' + f + '.py')\n"
         "heavy = ('replication.', 'kazoo', 'pyspark')\n"
         "print(sorted(m for m in sys.modules if m == 'replication' or m.startswith(heavy)))\n"
@@ -70,3 +78,14 @@ def test_chore_and_verify_dag_schedules(dagbag):
     assert verify.timetable.expression == "0 0 * * *"
     assert verify.catchup is True
     assert set(verify.params.keys()) == {"peer", "table", "start", "end", "families"}
+
+
+def test_replicated_verify_dag_runs_on_the_peer_assets(dagbag):
+    from airflow.sdk import AssetAlias
+
+    dag = dagbag.dags["hbrep_verify_replicated"]
+    assert dag.is_paused_upon_creation is True
+    assert dag.timetable.asset_condition.objects == (AssetAlias("hbrep-peers"),)
+    tasks = {t.task_id: t for t in dag.tasks}
+    assert {"targets", "verify", "quality"} <= set(tasks)
+    assert tasks["targets"].task_type == "ReplicatedIntervalTargetsOperator"

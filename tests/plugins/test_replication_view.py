@@ -75,6 +75,34 @@ def test_page_loads_without_console_errors_and_shows_a_known_queue(source_cluste
     assert "cannot load" not in result.text
 
 
+@pytest.mark.skipif(chromium_binary() is None, reason="chromium not installed (make chromium)")
+def test_the_view_shows_per_table_lag_with_targets_history_and_the_latest_verdicts(source_cluster, served_view):
+    """Per table: replicated through, lag, a missed target; the chart's history reaches back hours (stored
+    samples, not the page's own) with the target as a dashed line; the latest VerifyReplication verdict."""
+    from replication.fs import LocalFileSystem
+    from replication.lag_targets import set_lag_target
+    from replication.metrics import MetricsStore
+
+    _known_queue(source_cluster)  # r1 waits for a peer that is never reachable: table t lags
+    now = int(time.time() * 1000)
+    store = MetricsStore(LocalFileSystem(), source_cluster.root)
+    two_hours_ago = now - 2 * 3600 * 1000
+    store.record_lag_sample("1", two_hours_ago, two_hours_ago - 4000, {"t": two_hours_ago - 4000})
+    store.record_check("verify", "1", "t", {"counters": {"GOODROWS": 5, "BADROWS": 0}, "start_ms": now - 60_000,
+                                           "end_ms": now})  # fmt: skip
+    set_lag_target(source_cluster.zk, source_cluster.paths, "1", "t", 1000)
+    try:
+        ready = ("document.body.dataset.loaded === '1' && document.querySelector('[data-target=\"1/t\"]') !== null"
+                 " && document.querySelector('polyline[data-series=\"1/t\"]') !== null")  # fmt: skip
+        result = load_page(served_view, ready, login=("viewer", PASSWORDS["viewer"]))
+        assert result.errors == []
+        assert "MISSED" in result.text  # table t of peer 1 is over its 1 s target
+        assert "table 1/t (target 1000 ms)" in result.text  # the chart's legend
+        assert "GOODROWS=5 BADROWS=0" in result.text and "VerifyReplication" in result.text
+    finally:
+        set_lag_target(source_cluster.zk, source_cluster.paths, "1", "t", 0)
+
+
 def test_status_api_adds_lag_history(source_cluster, airflow_server, served_view):
     import json
 
@@ -85,6 +113,7 @@ def test_status_api_adds_lag_history(source_cluster, airflow_server, served_view
     assert list(data["peers"]) == ["1"]
     assert data["queues"][0]["queue_id"] == "1"
     assert data["lag_history"]["1"][-1] == [data["now_ms"], data["peers"]["1"]["replicationLag"]]
+    assert data["lag_history"]["1/t"][-1] == [data["now_ms"], data["peers"]["1"]["tables"]["t"]["lag_ms"]]
 
 
 def test_metrics_route_serves_the_status_to_a_scraper_with_a_token(source_cluster, airflow_server, served_view):

@@ -3,7 +3,13 @@ from __future__ import annotations
 import dataclasses
 import uuid
 
-from replication.source.filters import METAFAMILY, EntryFilter, table_name_str
+from replication.source.filters import (
+    METAFAMILY,
+    REPLICATION_MARKER,
+    EntryFilter,
+    is_replication_marker,
+    table_name_str,
+)
 from replication.wal.cell_codec import decode_cells, encode_cells
 from replication.wal.model import Cell, CellType, WALKey
 from replication.wal.reader import open_wal
@@ -101,3 +107,24 @@ def test_empty_entry_is_filtered():
 def test_table_name_str():
     assert table_name_str(b"default:t1") == "t1"
     assert table_name_str(b"ns:t1") == "ns:t1"
+
+
+def marker_cells() -> list[Cell]:
+    """HBase's replication marker edit: one cell, METAFAMILY, HBASE::REPLICATION_MARKER, empty value
+    (WALEdit.createReplicationMarkerEdit)."""
+    return [Cell(b"\x00", METAFAMILY, REPLICATION_MARKER, 1000, CellType.PUT, b"")]
+
+
+def test_hbase_replication_markers_never_ship_and_are_kept_as_heartbeats():
+    entry_filter = filter_for()
+    scoped = key(scopes={METAFAMILY: 1, b"f1": 1})  # HBase sets the marker's scope GLOBAL so it reaches us
+    shipped, _ = run(entry_filter, dataclasses.replace(scoped, write_time=5000), marker_cells())
+    assert shipped is None
+    assert entry_filter.markers == 1 and entry_filter.last_marker_write_time == 5000
+    assert is_replication_marker(1, encode_cells(marker_cells()))
+    # any other METAFAMILY cell (flush, compaction, region event markers) is not data either
+    other_meta = [Cell(b"r", METAFAMILY, b"HBASE::FLUSH", 1, CellType.PUT, b"x")]
+    assert run(entry_filter, scoped, other_meta)[0] is None and entry_filter.markers == 1
+    assert not is_replication_marker(1, encode_cells(other_meta))
+    shipped, _ = run(entry_filter, scoped, [*other_meta, *cells(b"f1")])
+    assert shipped is not None and shipped.cell_count == 1  # the data cell ships, the meta cell does not

@@ -117,9 +117,11 @@ class CommitOperator(_HbrepOperator):
         context["outlet_events"][AssetAlias(PEER_ASSET_ALIAS)].add(
             Asset(peer_asset_uri(hook.cluster_name(), self.peer_id)),
             extra={
+                "peer_id": self.peer_id,
                 "cycle_id": report["cycle_id"],
                 "entries_shipped": int(peer.get("entries_shipped", 0)),
                 "positions_advanced": int(peer.get("positions_advanced", 0)),
+                **hook.replicated_through(self.peer_id),
             },
         )
         failed = [q for q in report["queues"] if q["status"] in ("failed", "stuck")]
@@ -181,7 +183,8 @@ class ShipWindowOperator(_HbrepOperator):
             )
             raise AirflowSkipException(f"peer {self.peer_id}: {why}")
         context["outlet_events"][AssetAlias(PEER_ASSET_ALIAS)].add(
-            Asset(peer_asset_uri(hook.cluster_name(), self.peer_id)), extra=summary
+            Asset(peer_asset_uri(hook.cluster_name(), self.peer_id)),
+            extra={"peer_id": self.peer_id, **summary, **hook.replicated_through(self.peer_id)},
         )
         return summary
 
@@ -206,7 +209,8 @@ class ReleaseLeaseOperator(_HbrepOperator):
 
 
 class LagCheckOperator(_HbrepOperator):
-    """Fail loudly (no retry) when any enabled peer's queue lags more than ``hbrep.lag.alert.ms``.
+    """Fail loudly (no retry) when a (peer, table) is over its lag target (``hbrep set_lag_target``; the
+    miss is also kept as an alert) or any enabled peer's queue lags more than ``hbrep.lag.alert.ms``.
 
     Returns ``{peer_id: max lag ms}`` when every queue is within the threshold.
     """
@@ -219,6 +223,17 @@ class LagCheckOperator(_HbrepOperator):
         threshold = hook.lag_alert_ms()
         lags = {pid: int(p["replicationLag"]) for pid, p in status["peers"].items()}
         over = lag_violations(status, threshold)
+        missed = hook.missed_lag_targets()
+        if missed:
+            worst = missed[0]
+            where = (
+                f"table {worst['table']} of peer {worst['peer_id']}" if worst["table"] else f"peer {worst['peer_id']}"
+            )
+            message = (f"lag target missed: {where} lags {worst['lag_ms']} ms, target {worst['target_ms']} ms"
+                       + (f"; {len(missed) - 1} more over their targets" if len(missed) > 1 else ""))  # fmt: skip
+            hook.record_lag_alert({"kind": "lag_target", "source": f"{_dag_id(context)}/{_run_id(context)}",
+                                   "missed": missed, "message": message})  # fmt: skip
+            raise AirflowFailException(message)
         if over:
             worst = over[0]
             raise AirflowFailException(
@@ -296,6 +311,32 @@ class VerifyTargetsOperator(_HbrepOperator):
         if not targets:
             raise AirflowSkipException("no (peer, table) pair to verify")
         self.log.info("Verifying %s", [(t["peer_id"], t["table"]) for t in targets])
+        return targets
+
+
+class ReplicatedIntervalTargetsOperator(_HbrepOperator):
+    """The (peer, table) pairs an asset-triggered verify run checks: for each peer asset event that
+    triggered the run, each table over the interval that event made replicated
+    (``[replicated_through_before_ms, replicated_through_ms)`` of that table)."""
+
+    def execute(self, context: Any) -> list[dict[str, Any]]:
+        windows: dict[tuple[str, str], list[int]] = {}
+        for events in (context.get("triggering_asset_events") or {}).values():
+            for event in events:
+                extra = event.extra or {}
+                peer_id = extra.get("peer_id")
+                for table, through in (extra.get("tables") or {}).items():
+                    before = (extra.get("tables_before") or {}).get(table)
+                    if peer_id is None or before is None or through <= before:
+                        continue
+                    start, end = windows.setdefault((peer_id, table), [before, through])
+                    windows[(peer_id, table)] = [min(start, before), max(end, through)]
+        targets = []
+        for (peer_id, table), (start, end) in sorted(windows.items()):
+            targets += self.hook.verify_targets(peer=peer_id, table=table, families=None, start_ms=start, end_ms=end)
+        if not targets:
+            raise AirflowSkipException("no interval became replicated in the triggering events")
+        self.log.info("Verifying %s", [(t["peer_id"], t["table"], t["start_ms"], t["end_ms"]) for t in targets])
         return targets
 
 

@@ -55,18 +55,43 @@ def default_status_provider() -> dict[str, Any]:
 
 
 def lag_history(status: dict[str, Any]) -> dict[str, list[list[int]]]:
-    """Per peer, ``[[time_ms, lag_ms], ...]`` from the recent cycles (oldest first) and the current status."""
+    """Per series, ``[[time_ms, lag_ms], ...]`` oldest first, ending with the current status: a peer's
+    series is named by its id, a table's ``<peer>/<table>``. The points are the peer's stored
+    replicated-through samples (the last hours, ``MetricsStore.record_lag_sample``); a peer without
+    samples falls back to its recent cycles."""
     history: dict[str, list[list[int]]] = {pid: [] for pid in status.get("peers", {})}
+    samples = status.get("lag_samples") or {}
+    for pid, points in samples.items():
+        for sample in points:
+            at, through = int(sample["at_ms"]), int(sample["through_ms"])
+            history.setdefault(pid, []).append([at, max(0, at - through)])
+            for table, table_through in (sample.get("tables") or {}).items():
+                history.setdefault(f"{pid}/{table}", []).append([at, max(0, at - int(table_through))])
     for cycle in status.get("recent_cycles", []):
         at = int(cycle.get("finished_ms", 0))
         for pid, peer in (cycle.get("peers") or {}).items():
-            if isinstance(peer, dict) and peer.get("lag_ms") is not None:
+            if pid not in samples and isinstance(peer, dict) and peer.get("lag_ms") is not None:
                 history.setdefault(pid, []).append([at, int(peer["lag_ms"])])
+    now = int(status.get("now_ms", 0))
     for pid, peer in status.get("peers", {}).items():
-        history.setdefault(pid, []).append([int(status.get("now_ms", 0)), int(peer.get("replicationLag", 0))])
+        history.setdefault(pid, []).append([now, int(peer.get("replicationLag", 0))])
+        for table, row in (peer.get("tables") or {}).items():
+            history.setdefault(f"{pid}/{table}", []).append([now, int(row["lag_ms"])])
     for points in history.values():
         points.sort()
     return history
+
+
+def lag_targets(status: dict[str, Any]) -> dict[str, int]:
+    """The lag target of each series of :func:`lag_history` that has one (drawn as a line)."""
+    targets: dict[str, int] = {}
+    for pid, peer in status.get("peers", {}).items():
+        if peer.get("lag_target_ms"):
+            targets[pid] = int(peer["lag_target_ms"])
+        for table, row in (peer.get("tables") or {}).items():
+            if row.get("lag_target_ms"):
+                targets[f"{pid}/{table}"] = int(row["lag_target_ms"])
+    return targets
 
 
 def create_app(status_provider: StatusProvider | None = None) -> FastAPI:
@@ -102,6 +127,7 @@ def create_app(status_provider: StatusProvider | None = None) -> FastAPI:
             return JSONResponse({"error": f"{type(exc).__name__}: {exc}"}, status_code=503)
         data = dict(data)
         data["lag_history"] = lag_history(data)
+        data["lag_targets"] = lag_targets(data)
         return JSONResponse(jsonable_encoder(data))
 
     @app.get("/metrics")
