@@ -100,6 +100,15 @@ def server_of_wal(name: str) -> str:
     return match.group(0)
 
 
+def is_wal_name(name: str) -> bool:
+    """True when ``name`` is a WAL file name of some server (``server_of_wal`` can read it)."""
+    try:
+        server_of_wal(name)
+    except InvalidWALName:
+        return False
+    return True
+
+
 def wal_dir(root: str, server: ServerName | str) -> str:
     """``<root>/WALs/<server>``: where a live server writes its WALs (directory names are not encoded)."""
     return posixpath.join(root, WALS_DIR, str(server))

@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass, field
 from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError, NoNodeError
 
-from replication.wal.names import server_of_wal
+from replication.wal.names import is_wal_name, server_of_wal
 from replication.zk.layout import ZNodePaths
 
 SERIAL = "serial"
@@ -125,7 +125,7 @@ def forget_gone_servers(zk: KazooClient, paths: ZNodePaths, queued_wals: set[str
         live = set(zk.get_children(paths.rs)) if zk.exists(paths.rs) else set()
     except NoNodeError:
         return []
-    holding = {server_of_wal(w) for w in queued_wals if _is_wal_name(w)}
+    holding = {server_of_wal(w) for w in queued_wals if is_wal_name(w)}
     dropped = []
     for server in servers:
         if server in live or server in holding:
@@ -134,11 +134,3 @@ def forget_gone_servers(zk: KazooClient, paths: ZNodePaths, queued_wals: set[str
             zk.delete(barriers_path(paths, server))
             dropped.append(server)
     return dropped
-
-
-def _is_wal_name(name: str) -> bool:
-    try:
-        server_of_wal(name)
-    except Exception:
-        return False
-    return True

@@ -22,7 +22,7 @@ from replication.source.filters import table_name_str
 from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
 from replication.verify import VerifyOptions, VerifyResult, verify_tables
 from replication.wal.model import Cell, CellType, Entry
-from replication.wal.names import old_wal_dir, server_of_wal
+from replication.wal.names import is_wal_name, old_wal_dir
 from replication.wal.reader import open_wal
 from replication.zk.client import connected
 from replication.zk.cluster_id import read_cluster_id
@@ -196,16 +196,8 @@ def wal_paths(cluster: EmbeddedCluster) -> list[str]:
         out += [os.path.join(base, f) for f in files]
     old = old_wal_dir(cluster.root)
     if os.path.isdir(old):
-        out += [os.path.join(old, f) for f in os.listdir(old) if _is_wal_name(f)]
+        out += [os.path.join(old, f) for f in os.listdir(old) if is_wal_name(f)]
     return sorted(out)
-
-
-def _is_wal_name(name: str) -> bool:
-    try:
-        server_of_wal(name)
-    except Exception:
-        return False
-    return True
 
 
 def wal_entries(cluster: EmbeddedCluster, table: str) -> list[Entry]:

@@ -61,11 +61,9 @@ def arrivals(root: str, servers) -> dict[bytes, list[int]]:
     server, so its WAL order is the order of arrival)."""
     out: dict[bytes, list[int]] = defaultdict(list)
     for server in servers:
-        for path in wal_paths(root, server):
-            with open_wal(path) as reader:
-                for item in reader:
-                    for cell in item.entry.cells:
-                        out[cell.row].append(int(cell.value))
+        for entry in _entries(root, server):
+            for cell in entry.cells:
+                out[cell.row].append(int(cell.value))
     return out
 
 
@@ -79,11 +77,9 @@ def writers(root: str, servers) -> dict[bytes, set[str]]:
     """Per row, the source servers whose WALs hold a version of it."""
     out: dict[bytes, set[str]] = defaultdict(set)
     for server in servers:
-        for path in wal_paths(root, server):
-            with open_wal(path) as reader:
-                for item in reader:
-                    for cell in item.entry.cells:
-                        out[cell.row].add(server)
+        for entry in _entries(root, server):
+            for cell in entry.cells:
+                out[cell.row].add(server)
     return out
 
 
