@@ -33,6 +33,7 @@ from replication.source.manifest import WalTask
 from replication.source.wal_locator import WalLocator
 from replication.source.wal_reader import order_wals
 from replication.tables.descriptors import TableRegistry
+from replication.wal.names import wal_start_timestamp
 from replication.wal.reader import open_wal
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
@@ -69,6 +70,7 @@ class QueueScan:
     first_by_table: dict[str, int] = field(default_factory=dict)
     last_read_ms: int | None = None
     complete: bool = True
+    error: str = ""  # a WAL that could not be read (the times are bounded by its creation instead)
 
 
 def peer_tables(registry: TableRegistry, config: ReplicationPeerConfig) -> list[str]:
@@ -93,7 +95,10 @@ def scan_pending(fs: FileSystem, locator: WalLocator, servers: list[str], wals: 
             path = locator.find(wal.name, servers)
             if path is None or fs.readable_length(path) <= wal.position:
                 continue
-            reader = open_wal(path, fs=fs, start=wal.position)
+            try:
+                reader = open_wal(path, fs=fs, start=wal.position)
+            except Exception as exc:
+                return _unreadable(scan, wal, exc)
             try:
                 for raw in reader.raw_entries():
                     budget -= raw.end - raw.start
@@ -107,10 +112,23 @@ def scan_pending(fs: FileSystem, locator: WalLocator, servers: list[str], wals: 
                     if budget <= 0:
                         scan.complete = False
                         return scan
+            except Exception as exc:
+                return _unreadable(scan, wal, exc)
             finally:
                 close = getattr(reader, "close", None)
                 if close is not None:
                     close()
+    return scan
+
+
+def _unreadable(scan: QueueScan, wal: WalTask, exc: Exception) -> QueueScan:
+    """A WAL that cannot be read (corrupt, compressed): its edits were written after it was created, which
+    is all that can be said, so that bounds every table (the queue is reported stuck by status)."""
+    created = wal_start_timestamp(wal.name)
+    scan.first_ms = created if scan.first_ms is None else min(scan.first_ms, created)
+    scan.last_read_ms = created if scan.last_read_ms is None else min(scan.last_read_ms, created)
+    scan.complete = False
+    scan.error = f"{wal.name}: {exc}"
     return scan
 
 

@@ -49,3 +49,12 @@ def test_markers_are_not_pending_data(tmp_path):
 def test_a_queue_with_only_markers_pending_holds_nothing_back(tmp_path):
     pending = scan(tmp_path, write_wal(tmp_path, [marker(100), marker(200)]))
     assert pending.first_ms is None and pending.first_by_table == {}
+
+
+def test_an_unreadable_wal_bounds_every_table_by_its_creation_time(tmp_path):
+    name = write_wal(tmp_path, [data(b"t1", 1700000000500)])
+    path = tmp_path / "WALs" / SERVER / name
+    path.write_bytes(b"PWAL" + b"\xff" * 64)  # garbage after the magic: not an entry
+    pending = scan(tmp_path, name)
+    assert not pending.complete and pending.error.startswith(name)
+    assert pending.first_ms == pending.last_read_ms == 1700000000001  # the WAL's start timestamp
