@@ -84,4 +84,9 @@ def missed_targets(value: ReplicatedThrough, targets: dict[str, Any], now_ms: in
         lag = max(0, now_ms - value.through_ms)
         if lag > targets["peer"]:
             missed.append({"peer_id": value.peer_id, "table": None, "lag_ms": lag, "target_ms": targets["peer"]})
+    return worst_first(missed)
+
+
+def worst_first(missed: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Missed targets, the one furthest over its target first."""
     return sorted(missed, key=lambda m: m["lag_ms"] - m["target_ms"], reverse=True)

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, field
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
-from replication.cluster.source_cluster import open_source
+from replication.cluster.source_cluster import SourceCluster, open_source
 from replication.config import Config
 from replication.fs import FileSystem
 from replication.source.filters import is_replication_marker
@@ -39,6 +39,7 @@ from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import ReplicationPeerConfig, ReplicationPeerStorage, normalize_table
 from replication.zk.queue_info import ReplicationQueueInfo
+from replication.zk.queue_snapshot import QueueSnapshot
 from replication.zk.queue_storage import ReplicationQueueStorage
 
 SCAN_BYTES = 64 * 1024 * 1024
@@ -133,14 +134,24 @@ def _unreadable(scan: QueueScan, wal: WalTask, exc: Exception) -> QueueScan:
 
 
 def replicated_through(
-    zk: KazooClient, key: ClusterKey, conf: Config, peer_id: str, *, now_ms: int | None = None
+    zk: KazooClient,
+    key: ClusterKey,
+    conf: Config,
+    peer_id: str,
+    *,
+    now_ms: int | None = None,
+    source: SourceCluster | None = None,
+    snapshot: QueueSnapshot | None = None,
 ) -> ReplicatedThrough:
-    """The peer's replicated-through times, read now from its queues and WALs (see module doc)."""
-    source = open_source(zk, key, conf)
+    """The peer's replicated-through times, read now from its queues and WALs (see module doc).
+
+    ``source`` and ``snapshot``: the opened cluster and a queue snapshot the caller already has (status
+    reads every peer from one snapshot); read here when not given."""
+    source = source or open_source(zk, key, conf)
     config = ReplicationPeerStorage(zk, source.paths).get_peer_config(peer_id)
     tables = peer_tables(TableRegistry(source.fs, source.root), config)
     read_ms = (now_ms or int(time.time() * 1000)) - conf.get_int("hbrep.replicated.through.margin.ms")
-    snapshot = ReplicationQueueStorage(zk, source.paths).snapshot()
+    snapshot = snapshot or ReplicationQueueStorage(zk, source.paths).snapshot()
     locator = WalLocator(source.fs, source.root)
     per_table = dict.fromkeys(tables, read_ms)
     queue_bound = read_ms
@@ -206,7 +217,7 @@ def record_and_sample(zk: KazooClient, key: ClusterKey, conf: Config, peer_id: s
     from replication.metrics import MetricsStore
 
     source = open_source(zk, key, conf)
-    value = replicated_through(zk, key, conf, peer_id)
+    value = replicated_through(zk, key, conf, peer_id, source=source)
     previous = record(zk, source.paths, value)
     MetricsStore(source.fs, source.root).record_lag_sample(
         peer_id, value.read_ms + conf.get_int("hbrep.replicated.through.margin.ms"), value.through_ms, value.tables

@@ -135,7 +135,7 @@ def replication_status(zk: KazooClient, key: ClusterKey, conf: Config, now_ms: i
             )
             peer["replicationLag"] = max(peer["replicationLag"], lag)
             peer["stuck_queues"] += int(queue["stuck"])
-    _add_replicated_through(zk, key, conf, source.paths, peers, now)
+    _add_replicated_through(zk, key, conf, source, snapshot, peers, now)
     # Global counters cover every queue ever shipped, drained recovered queues included (as HBase's
     # source.* metrics do); the gauges below cover the queues that exist now.
     totals: dict[str, float] = {}
@@ -263,24 +263,28 @@ def lag_violations(status: dict[str, Any], threshold_ms: int) -> list[dict[str, 
     return sorted(over, key=lambda q: -q["replicationLag"])
 
 
-def _add_replicated_through(zk, key, conf, paths, peers: dict[str, dict[str, Any]], now: int) -> None:
+def _add_replicated_through(zk, key, conf, source, snapshot, peers: dict[str, dict[str, Any]], now: int) -> None:
     """Per peer and per table: replicated through, lag behind now, the lag target and whether it is missed
-    (HBase's status is per server; operators ask per table)."""
-    from replication.lag_targets import get_lag_targets, target_for
+    (HBase's status is per server; operators ask per table). ``missed_lag_targets``: the misses, worst
+    first (the ship DAG's lag check fails on them)."""
+    from replication.lag_targets import get_lag_targets, missed_targets, target_for
     from replication.replicated_through import replicated_through
 
     for peer_id, peer in peers.items():
-        value = replicated_through(zk, key, conf, peer_id, now_ms=now)
-        targets = get_lag_targets(zk, paths, peer_id)
+        value = replicated_through(zk, key, conf, peer_id, now_ms=now, source=source, snapshot=snapshot)
+        targets = get_lag_targets(zk, source.paths, peer_id)
+        missed = missed_targets(value, targets, now)
+        over = {m["table"] for m in missed}
         peer["replicated_through_ms"] = value.through_ms
         peer["lag_ms"] = value.lag_ms(now)
         peer["lag_target_ms"] = targets["peer"]
-        peer["tables"] = {}
-        for table, through in value.tables.items():
-            lag, target = max(0, now - through), target_for(targets, table)
-            peer["tables"][table] = {
+        peer["missed_lag_targets"] = missed
+        peer["tables"] = {
+            table: {
                 "replicated_through_ms": through,
-                "lag_ms": lag,
-                "lag_target_ms": target,
-                "target_missed": bool(target and lag > target),
+                "lag_ms": max(0, now - through),
+                "lag_target_ms": target_for(targets, table),
+                "target_missed": table in over,
             }
+            for table, through in value.tables.items()
+        }

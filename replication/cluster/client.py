@@ -37,7 +37,7 @@ from replication.wal.model import Cell, CellType
 from replication.zk.client import connect, zk_options
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
-from replication.zk.serial_barriers import bump_epoch, current_bumps, routing_epoch
+from replication.zk.serial_barriers import bump_epoch, epoch_path, routing_epoch
 
 LOG = logging.getLogger(__name__)
 
@@ -98,6 +98,9 @@ class ClusterClient:
         self._lock = threading.Lock()
         self._dead: set[str] = set()
         self._epoch = 0  # the routing epoch writes are sent in (serial replication's barriers)
+        self._bumps = 0  # the epoch znode's bump count, followed by a watch
+        self._bumps_watched = False
+        self._closed = False
         self._pool: futures.ThreadPoolExecutor | None = None
 
     # -- servers ----------------------------------------------------------------------------------
@@ -111,16 +114,36 @@ class ClusterClient:
         live = sorted(s for s in children if s not in self._dead)
         if not live:
             raise ClusterError(f"no live region server in cluster {self.key}")
-        # the epoch of the list routed by (zk/serial_barriers.py), read together with it
-        self._epoch = routing_epoch(cversion, self._read_bumps())
+        # the epoch of the list routed by (zk/serial_barriers.py), its cversion read together with it; the
+        # bumps come from a watch, not a read per batch (a stale count only names an older epoch, which a
+        # server that is already past it ignores)
+        self._follow_bumps()
+        self._epoch = routing_epoch(cversion, self._bumps)
         return live
 
-    def _read_bumps(self, bump: bool = False) -> int:
+    def _follow_bumps(self) -> None:
+        """Start watching the epoch znode's bump count (once)."""
+        if self._bumps_watched:
+            return
+        self._bumps_watched = True
+
+        def on_change(data: bytes | None, stat) -> bool | None:
+            if self._closed:
+                return False  # stop watching
+            self._bumps = max(self._bumps, stat.version if stat is not None else 0)
+            return None
+
         try:
-            return bump_epoch(self.zk, self.paths) if bump else current_bumps(self.zk, self.paths)
-        except Exception as exc:  # a client without write access to hbrep's znodes still writes
+            self.zk.DataWatch(epoch_path(self.paths), on_change)
+        except Exception as exc:  # a client that cannot read hbrep's znodes still writes
             LOG.debug("routing epoch of %s not followed: %s", self.key, exc)
-            return self._epoch & 0xFFFFFFFF
+
+    def _bump(self) -> None:
+        """Start a new routing epoch (this client re-routes a server's rows)."""
+        try:
+            self._bumps = max(self._bumps, bump_epoch(self.zk, self.paths))
+        except Exception as exc:  # a client without write access to hbrep's znodes still writes
+            LOG.debug("routing epoch of %s not bumped: %s", self.key, exc)
 
     def _stub(self, server: str) -> Admin_pb2_grpc.AdminServiceStub:
         with self._lock:
@@ -140,7 +163,7 @@ class ClusterClient:
         if channel is not None:
             channel.close()
         # its rows go to other servers now, before ZooKeeper may know it is gone: a new routing epoch
-        self._read_bumps(bump=True)
+        self._bump()
 
     # -- writes -----------------------------------------------------------------------------------
     def mutate_on(self, server: str, table: str, cells: Sequence[Cell], cluster_ids: Sequence[uuid.UUID] = ()) -> int:
@@ -276,6 +299,7 @@ class ClusterClient:
 
     def close(self) -> None:
         """Close channels, the pool and (when owned) the ZooKeeper client."""
+        self._closed = True
         with self._lock:
             stubs, self._stubs = self._stubs, {}
         for channel, _ in stubs.values():

@@ -22,6 +22,7 @@ recorded per region and peer in HBase's ``regions`` znodes (commit.py).
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import asdict
 from typing import Any
 
@@ -39,6 +40,8 @@ class SerialReplicationChecker:
 
     def __init__(self, barriers: dict[str, list[Barrier]], live_servers: set[str], queued: dict[str, int]):
         self.barriers = {s: sorted(bs, key=lambda b: b.epoch) for s, bs in barriers.items()}
+        # a server's barriers lie in WAL order as their epochs rise (each is taken under its append lock)
+        self._positions = {s: [wal_order(b.wal, b.offset) for b in bs] for s, bs in self.barriers.items()}
         self.live_servers = set(live_servers)
         self.queued = dict(queued)  # WAL name -> position, over every queue of the peer
         self._queued_by_server: dict[str, list[str]] = {}
@@ -63,12 +66,9 @@ class SerialReplicationChecker:
     # -- the check --------------------------------------------------------------------------------
     def epoch_of(self, wal: str, offset: int) -> int | None:
         """The routing epoch of the entry at ``offset`` in ``wal`` (None: before the writer's first barrier)."""
-        here = wal_order(wal, offset)
-        epoch = None
-        for barrier in self.barriers.get(server_of_wal(wal), []):
-            if wal_order(barrier.wal, barrier.offset) <= here:
-                epoch = barrier.epoch
-        return epoch
+        server = server_of_wal(wal)
+        index = bisect_right(self._positions.get(server, []), wal_order(wal, offset))
+        return self.barriers[server][index - 1].epoch if index else None
 
     def can_push(self, wal: str, offset: int) -> bool:
         """True when the entry at ``offset`` of ``wal`` may be pushed now; else ``reason`` says why not."""

@@ -223,28 +223,6 @@ class ReplicationHook(BaseHook):
         with self.zk_hook.connected() as zk:
             return record_and_sample(zk, self.cluster_key, self.conf, peer_id)
 
-    def missed_lag_targets(self) -> list[dict[str, Any]]:
-        """Every (peer, table) over its lag target now (``replication.lag_targets``), worst first."""
-        import time
-
-        from replication.lag_targets import get_lag_targets, missed_targets
-        from replication.replicated_through import replicated_through
-        from replication.zk.layout import ZNodePaths
-        from replication.zk.peer_storage import ReplicationPeerStorage
-
-        paths = ZNodePaths(self.conf, parent=self.cluster_key.znode_parent)
-        missed: list[dict[str, Any]] = []
-        with self.zk_hook.connected() as zk:
-            storage = ReplicationPeerStorage(zk, paths)
-            for peer_id in storage.list_peer_ids():
-                targets = get_lag_targets(zk, paths, peer_id)
-                if not targets["peer"] and not targets["tables"]:
-                    continue
-                now = int(time.time() * 1000)
-                missed += missed_targets(replicated_through(zk, self.cluster_key, self.conf, peer_id, now_ms=now),
-                                         targets, now)  # fmt: skip
-        return sorted(missed, key=lambda m: m["lag_ms"] - m["target_ms"], reverse=True)
-
     def lag_alert_ms(self) -> int:
         """The alert threshold ``hbrep.lag.alert.ms``."""
         return self.conf.get_int("hbrep.lag.alert.ms")

@@ -216,14 +216,15 @@ class LagCheckOperator(_HbrepOperator):
     """
 
     def execute(self, context: Any) -> dict[str, int]:
-        from replication.status import lag_violations  # not at the top: DAG parsing must not load the library
+        from replication.lag_targets import worst_first  # not at the top: DAG parsing must not load the library
+        from replication.status import lag_violations
 
         hook = self.hook
         status = hook.status()
         threshold = hook.lag_alert_ms()
         lags = {pid: int(p["replicationLag"]) for pid, p in status["peers"].items()}
         over = lag_violations(status, threshold)
-        missed = hook.missed_lag_targets()
+        missed = worst_first([m for p in status["peers"].values() for m in p.get("missed_lag_targets", [])])
         if missed:
             worst = missed[0]
             where = (
