@@ -44,6 +44,7 @@ class CleanReport:
     kept: dict[str, str] = field(default_factory=dict)
     error: str | None = None
     barriers_dropped: list[str] = field(default_factory=list)  # servers whose serial barriers went
+    left_to: str | None = None  # "hbase": a real HBase source's own LogCleaner owns its oldWALs
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -76,6 +77,11 @@ def clean_once(
     source = open_source(zk, key, conf)
     ttl = conf.get_int("hbase.master.logcleaner.ttl")
     report = CleanReport()
+    if source.is_real_hbase:
+        # HBase's master runs its own LogCleaner with ReplicationLogCleaner, which keeps every WAL a queue
+        # holds; hbrep drops finished WALs from the queues and so frees them, but never deletes HBase's files
+        report.left_to = "hbase"
+        return report
     storage = ReplicationQueueStorage(zk, source.paths)
     read_zk_ts = int(time.time() * 1000) if now_ms is None else now_ms
     try:

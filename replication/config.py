@@ -127,6 +127,9 @@ DEFAULTS: dict[str, str] = {
     "hbrep.regionserver.hbase.rpc.port": "0",
     # region-server processes: CPython gc thresholds gen0,gen1,gen2 (see replication/cluster/gc_tuning.py)
     "hbrep.regionserver.gc.thresholds": "20000,20,10",
+    # who moves a dead region server's queues (replication/failover.py): hbrep, hbase (a real HBase
+    # source's master does it), or auto = hbase for a source registered by add_peer --shadow
+    "hbrep.failover.mode": "auto",
 }
 
 Validator = Callable[[str], object]
@@ -327,6 +330,7 @@ VALIDATORS: dict[str, Validator] = {
     "hbrep.ship.window.ms": _int(0),
     "hbrep.regionserver.gc.thresholds": parse_gc_thresholds,
     "hbrep.regionserver.hbase.rpc.enabled": _choice("auto", "true", "false"),
+    "hbrep.failover.mode": _choice("auto", "hbrep", "hbase"),
     "hbrep.regionserver.hbase.rpc.port": _int(0, 65535),
     "hbrep.rpc.tls.enabled": _bool,
     "hbrep.rpc.tls.cert": _pem_file,

@@ -11,6 +11,13 @@ One run:
    log splitting, ``replication.cluster.recovery``), then picks a live region server at random and
    claims every queue for it (the lock protocol of ``replication.zk.claim``). Queues of removed peers
    are dropped. The recovered queues are then shipped by the normal cycle and deleted once drained.
+
+``hbrep.failover.mode`` says who does step 3. ``hbase`` (and ``auto`` for a real HBase source,
+registered by ``add_peer --shadow``): the source's own HMaster splits the dead server's logs and
+moves its queues (ServerCrashProcedure with ClaimReplicationQueuesProcedure in HBase 2.5+, the
+region servers' NodeFailoverWorker before), so hbrep neither splits nor claims; a run only reports
+the dead servers (action ``left-to-hbase``) and the cycle ships the recovered queues HBase creates.
+Claiming as well would race HBase's own procedure for the same queues.
 """
 
 from __future__ import annotations
@@ -62,6 +69,7 @@ class FailoverReport:
     live_servers: list[str]
     servers: list[ServerFailover]
     disabled: str = ""  # why no queue was claimed (hbase.replication false), else ""
+    mode: str = "hbrep"  # who moves dead servers' queues: hbrep, or hbase (hbrep.failover.mode)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -130,7 +138,11 @@ def failover_once(
     sleep_ms = conf.get_int("replication.sleep.before.failover")
     workers = conf.get_int("replication.executor.workers")
     peers = ReplicationPeerStorage(zk, paths)
-    report = FailoverReport(live, [], replication_disabled_reason(conf) or "")
+    report = FailoverReport(live, [], replication_disabled_reason(conf) or "", failover_mode(source, conf))
+    if report.mode == "hbase":
+        for server in dead:
+            report.servers.append(ServerFailover(server, marks[server], "left-to-hbase"))
+        return report
     if report.disabled:
         LOG.warning("No replication queue claimed: %s", report.disabled)
     handled = 0
@@ -171,6 +183,14 @@ def failover_once(
             outcome.action, outcome.error = "error", str(exc)
             LOG.error("Failover of %s: %s", server, exc)
     return report
+
+
+def failover_mode(source: SourceCluster, conf: Config) -> str:
+    """``hbrep`` or ``hbase``: ``hbrep.failover.mode``, where ``auto`` means hbase for a real HBase source."""
+    mode = conf.get_str("hbrep.failover.mode")
+    if mode == "auto":
+        return "hbase" if source.is_real_hbase else "hbrep"
+    return mode
 
 
 def _recover(source: SourceCluster, server: str) -> dict[str, Any] | None:

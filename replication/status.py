@@ -29,6 +29,7 @@ from replication.zk.cluster_key import ClusterKey
 from replication.zk.peer_storage import ReplicationPeerStorage, format_table_cfs
 from replication.zk.queue_info import ReplicationQueueInfo
 from replication.zk.queue_storage import ReplicationQueueStorage
+from replication.zk.shadow_peer import hbrep_ships, is_shadow_peer
 
 log = logging.getLogger(__name__)
 
@@ -71,10 +72,15 @@ def replication_status(zk: KazooClient, key: ClusterKey, conf: Config, now_ms: i
     peers: dict[str, dict[str, Any]] = {}
     for peer_id in peers_storage.list_peer_ids():
         config = peers_storage.get_peer_config(peer_id)
+        enabled_in_zk = peers_storage.is_peer_enabled(peer_id)
+        ships, peer_error = hbrep_ships(peer_id, config, enabled_in_zk)
         peers[peer_id] = {
             "peer_id": peer_id,
             "cluster_key": config.cluster_key,
-            "state": "ENABLED" if peers_storage.is_peer_enabled(peer_id) else "DISABLED",
+            "state": "ENABLED" if enabled_in_zk else "DISABLED",  # as HBase's tree says
+            "shadow": is_shadow_peer(config),  # HBase holds it DISABLED and hbrep ships it
+            "hbrep_ships": ships and not peer_error,
+            "peer_error": peer_error or None,
             "table_cfs": format_table_cfs(config.table_cfs),
             "bandwidth": config.bandwidth,
             "queues": 0,

@@ -27,6 +27,8 @@ def clean(ctx: CliContext, once: bool, explain: bool, as_json: bool) -> None:
             click.echo(f"deleted {path}")
         for path, why in sorted(report.kept.items()):
             click.echo(f"kept {path}: {why}")
+        if report.left_to == "hbase":
+            click.echo("a real HBase source: its own LogCleaner deletes its oldWALs; hbrep deletes none")
         click.echo(f"{len(report.deleted)} files deleted, {report.bytes_freed} bytes freed")
     if report.error:
         raise HbrepError(report.error)

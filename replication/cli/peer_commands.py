@@ -10,6 +10,7 @@ import click
 from kazoo.client import KazooClient
 
 from replication.cli.common import CliContext, emit_json, json_option, pass_context
+from replication.cli.shadow_peer_commands import add_shadow_peer, remove_shadow_peer
 from replication.config import replication_disabled_reason
 from replication.errors import HbrepError
 from replication.secrets import refuse_plain_secrets
@@ -24,6 +25,7 @@ from replication.zk.peer_storage import (
     parse_namespaces,
     parse_table_cfs,
 )
+from replication.zk.shadow_peer import is_shadow_peer
 
 PEER_COLUMNS = (
     "PEER_ID",
@@ -66,7 +68,12 @@ def parse_config_items(peer_id: str, items: tuple[str, ...]) -> dict[str, str]:
 @click.command("add_peer")
 @click.argument("peer_id")
 @click.argument("cluster_key")
-@click.option("--state", type=click.Choice(["ENABLED", "DISABLED"], case_sensitive=False), default="ENABLED")
+@click.option(
+    "--state",
+    type=click.Choice(["ENABLED", "DISABLED"], case_sensitive=False),
+    default=None,
+    help="ENABLED (default) or DISABLED; a --shadow peer is always DISABLED in HBase.",
+)
 @click.option("--table-cfs", default=None, help="Replicate only these: 't1:cf1,cf2;ns:t2:' (sets REPLICATE_ALL false).")
 @click.option("--namespaces", default=None, help="Replicate whole namespaces: 'ns1,ns2' (sets REPLICATE_ALL false).")
 @click.option("--bandwidth", type=click.IntRange(0), default=0, help="Bytes per second, 0 = unthrottled.")
@@ -80,19 +87,39 @@ def parse_config_items(peer_id: str, items: tuple[str, ...]) -> dict[str, str]:
     "hbrep.cluster.token.secret=env:NAME|file:/path|airflow-var:NAME|airflow-conn:ID (and hbrep.zk.auth.secret); "
     "hbrep.peer.protocol=hbase|hbrep names the protocol of the peer's region servers (found when not set).",
 )
+@click.option(
+    "--shadow",
+    is_flag=True,
+    help="--cluster is a real HBase: add the peer there through HBase's Admin, DISABLED and marked "
+    "hbrep.peer.shadow=true, so HBase queues and keeps every WAL for it and hbrep's DAGs ship them.",
+)
+@click.option(
+    "--rootdir",
+    default=None,
+    metavar="URI",
+    help="With --shadow: HBase's hbase.rootdir as hbrep reads it (/path, file:///path or "
+    "webhdfs://namenode:9870/hbase); needed once per HBase cluster.",
+)
 @pass_context
 def add_peer(
     ctx: CliContext,
     peer_id: str,
     cluster_key: str,
-    state: str,
+    state: str | None,
     table_cfs: str | None,
     namespaces: str | None,
     bandwidth: int,
     serial: bool,
     config_items: tuple[str, ...],
+    shadow: bool,
+    rootdir: str | None,
 ) -> None:
     """Add a peer cluster; queues then track edits for it (refused when its id's old queues remain)."""
+    if rootdir and not shadow:
+        raise HbrepError("--rootdir goes with --shadow (it says where a real HBase source keeps its WALs)")
+    if shadow and (state or "").upper() == "ENABLED":
+        raise HbrepError("a --shadow peer is held DISABLED in HBase (HBase's own sources would ship it otherwise)")
+    state = state or "ENABLED"
     configuration = parse_config_items(peer_id, config_items)
     cfs = parse_table_cfs(table_cfs) if table_cfs else None
     spaces = parse_namespaces(namespaces) if namespaces else None
@@ -106,6 +133,14 @@ def add_peer(
         configuration=configuration,
     )
     check_peer_config(config)  # HBase's checkPeerConfig: namespaces and table-cfs may not overlap
+    if shadow:
+        with zk_session(ctx) as (zk, paths):
+            recorded = add_shadow_peer(ctx, zk, paths, peer_id, config, rootdir)
+        click.echo(
+            f"peer {peer_id} added to HBase at {ctx.cluster} as a shadow peer ({cluster_key}, DISABLED in HBase; "
+            f"hbrep ships it from {recorded})"
+        )
+        return
     with zk_session(ctx) as (zk, paths):
         ReplicationPeerStorage(zk, paths).add_peer(peer_id, config, enabled=state.upper() == "ENABLED")
     click.echo(f"peer {peer_id} added ({cluster_key}, {state.upper()})")
@@ -118,9 +153,14 @@ def add_peer(
 @click.argument("peer_id")
 @pass_context
 def remove_peer(ctx: CliContext, peer_id: str) -> None:
-    """Remove a peer and every queue (normal and recovered) kept for it."""
+    """Remove a peer and every queue (normal and recovered) kept for it (a shadow peer through HBase's Admin)."""
     with zk_session(ctx) as (zk, paths):
-        ReplicationPeerStorage(zk, paths).remove_peer(peer_id)
+        storage = ReplicationPeerStorage(zk, paths)
+        shadow = storage.peer_exists(peer_id) and is_shadow_peer(storage.get_peer_config(peer_id))
+        if not shadow:
+            storage.remove_peer(peer_id)
+    if shadow:
+        remove_shadow_peer(ctx, peer_id)
     click.echo(f"peer {peer_id} removed")
 
 
@@ -226,6 +266,8 @@ def failover(click_ctx: click.Context, once: bool, as_json: bool) -> None:
         return
     if report.disabled:
         click.echo(f"no replication queue claimed: {report.disabled}")
+    if report.mode == "hbase":
+        click.echo("hbrep.failover.mode hbase: the source's HMaster moves dead servers' queues; hbrep claims none")
     if not report.servers:
         click.echo("no dead region servers")
     for server in report.servers:

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 from kazoo.client import KazooClient
 
+from replication.cluster.errors import NoClusterInfo
+from replication.cluster.hbase_source import read_hbase_source
 from replication.cluster.info import read_cluster_info
 from replication.config import Config
 from replication.fs import FileSystem, get_filesystem
@@ -22,6 +24,9 @@ class SourceCluster:
 
     ``root`` is the root as a path of ``fs``; ``root_uri`` is the root as recorded (a local path, or
     ``webhdfs://nn:9870/hbase``), which is what a process elsewhere (the Spark job) needs to find it.
+    ``kind`` is ``hbrep`` for hbrep's own region servers, ``hbase`` for a real HBase cluster registered
+    by ``add_peer --shadow`` (its own region servers and master write its queues, split its logs and
+    clean its oldWALs; hbrep only ships).
     """
 
     key: ClusterKey
@@ -30,16 +35,29 @@ class SourceCluster:
     cluster_id: uuid.UUID
     fs: FileSystem
     root_uri: str = ""
+    kind: str = "hbrep"
+
+    @property
+    def is_real_hbase(self) -> bool:
+        """True for a real HBase source: HBase, not hbrep, owns its queues' writers, failover and cleaning."""
+        return self.kind == "hbase"
 
 
 def open_source(zk: KazooClient, key: ClusterKey, conf: Config) -> SourceCluster:
-    """Read the source's ClusterInfo (root) and cluster id; HbrepError when it is not an hbrep cluster.
+    """Read the source's ClusterInfo (root) and cluster id; HbrepError when it is neither an hbrep
+    cluster nor a real HBase registered as a source (``replication.cluster.hbase_source``).
 
     hbrep's own znodes left in HBase's replication tree by an older hbrep are moved to hbrep's root first
     (``replication.zk.migration``), so every command sees them where they are now kept.
     """
     paths = ZNodePaths(conf, parent=key.znode_parent)
-    info = read_cluster_info(zk, paths)
+    try:
+        recorded, kind = read_cluster_info(zk, paths).root, "hbrep"
+    except NoClusterInfo as exc:
+        registered = read_hbase_source(zk, paths)
+        if registered is None:
+            raise NoClusterInfo(f"{exc} (nor a real HBase source: see `hbrep add_peer --shadow`)") from None
+        recorded, kind = registered.rootdir, "hbase"
     migrate_legacy_znodes(zk, paths)
-    fs, root = get_filesystem(info.root)
-    return SourceCluster(key, paths, root, read_cluster_id(zk, paths), fs, root_uri=info.root)
+    fs, root = get_filesystem(recorded)
+    return SourceCluster(key, paths, root, read_cluster_id(zk, paths), fs, root_uri=recorded, kind=kind)

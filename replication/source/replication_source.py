@@ -74,7 +74,10 @@ def peer_region_servers(peer: PeerTask, conf: Config) -> PeerRegionServers:
 
 
 def peer_secrets(peer: PeerTask) -> dict[str, str]:
-    """The peer's secrets as the snapshot resolved them (``replication/secrets.py``); ShipFailed if it could not."""
+    """The peer's secrets as the snapshot resolved them (``replication/secrets.py``); ShipFailed if it could not,
+    or if the snapshot found the peer unshippable (``peer_error``: a shadow peer that HBase enabled)."""
+    if peer.config.get("peer_error"):
+        raise ShipFailed(peer.config["peer_error"])
     if peer.config.get("secret_error"):
         raise ShipFailed(peer.config["secret_error"])
     return dict(peer.config.get("secrets") or {})

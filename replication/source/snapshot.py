@@ -38,6 +38,7 @@ from replication.zk.queue_info import ReplicationQueueInfo, live_server_names
 from replication.zk.queue_snapshot import QueueSnapshot, cycle_snapshot
 from replication.zk.queue_storage import ReplicationQueueStorage
 from replication.zk.serial_barriers import read_barriers
+from replication.zk.shadow_peer import hbrep_ships
 
 LOG = logging.getLogger(__name__)
 
@@ -54,7 +55,8 @@ def read_peer(
     """
 
     config = storage.get_peer_config(peer_id)
-    enabled = storage.is_peer_enabled(peer_id)
+    # a shadow peer (zk/shadow_peer.py) ships here while HBase holds it DISABLED
+    enabled, peer_error = hbrep_ships(peer_id, config, storage.is_peer_enabled(peer_id))
     task = PeerTask(
         peer_id=peer_id,
         cluster_key=config.cluster_key,
@@ -69,6 +71,10 @@ def read_peer(
         peer_root=None,
         sinks=[],
     )
+    if peer_error:
+        task.config["peer_error"] = peer_error
+        LOG.error("%s", peer_error)
+        return task
     if not enabled:
         return task
     try:
@@ -149,7 +155,7 @@ def build_manifest(
     }
     if queue_snapshot is None:  # incremental: re-reads only the queues the journal names (zk/queue_snapshot.py)
         queue_snapshot = cycle_snapshot(
-            ReplicationQueueStorage(zk, source.paths), source.fs, source.root, conf
+            ReplicationQueueStorage(zk, source.paths), source.fs, source.root, conf, journaled=not source.is_real_hbase
         ).snapshot
     snapshot = queue_snapshot
     live = set(zk.get_children(source.paths.rs)) if zk.exists(source.paths.rs) else set()

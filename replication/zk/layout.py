@@ -24,6 +24,7 @@ LEASE_WAITERS = "lease-waiters"  # under hbrep's root: runs waiting for a peer's
 DEAD_SERVERS = "dead"  # under hbrep's root: when each dead server was first seen (failover.py)
 JOURNAL = "journal"  # under hbrep's root: the queue change journal (zk/journal.py)
 CONSISTENCY_TOKENS = "consistency"  # under hbrep's root: one record per consistency token (consistency.py)
+HBASE_SOURCE = "hbase-source"  # under hbrep's root: a real HBase source's rootdir (cluster/hbase_source.py)
 # where the same znodes sat before issue 23, under <parent>/replication: (old name, new name, copy children)
 LEGACY_REPLICATION_CHILDREN = (
     ("hbrep-leases", LEASES, True),
@@ -81,6 +82,7 @@ class ZNodePaths:
         self.dead_servers = _join(self.hbrep_root, DEAD_SERVERS)
         self.journal = _join(self.hbrep_root, JOURNAL)
         self.consistency_tokens = _join(self.hbrep_root, CONSISTENCY_TOKENS)
+        self.hbase_source = _join(self.hbrep_root, HBASE_SOURCE)
         self.hbase_rpc = _join(self.parent, HBASE_RPC)
         self.hbase_rpc_hbaseid = _join(self.hbase_rpc, conf.get_str("zookeeper.znode.clusterId"))
         self.hbase_rpc_rs = _join(self.hbase_rpc, conf.get_str("zookeeper.znode.rs"))

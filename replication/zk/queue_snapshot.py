@@ -369,13 +369,23 @@ FULL_INTERVAL_KEY = "hbrep.replication.snapshot.full.interval.ms"
 JOURNAL_KEEP_KEY = "hbrep.replication.journal.keep"
 
 
-def cycle_snapshot(storage: QueueReader, fs: FileSystem, root: str, conf: Config) -> SnapshotResult:
+def cycle_snapshot(
+    storage: QueueReader, fs: FileSystem, root: str, conf: Config, *, journaled: bool = True
+) -> SnapshotResult:
     """The ship cycle's snapshot: the cluster's cache under ``root``, the journal trimmed.
 
     ``hbrep.replication.snapshot.full.interval.ms`` (default 600000) bounds how long the cache is
     trusted without a full read; ``hbrep.replication.journal.keep`` (default 5000) how many journal
     entries survive a trim (trimming starts at twice that).
+
+    ``journaled=False`` (a real HBase source: HBase's region servers add WALs to their queues without
+    a journal entry, and a new child of a queue moves no cversion the cache checks) reads the whole
+    tree every time, as HBase's own ReplicationQueueStorage readers do, and writes no cache.
     """
+    if not journaled:
+        snap = storage.snapshot()
+        queues_read = sum(len(q) for q in snap.replicators.values())
+        return SnapshotResult(snap, "full", "the source's region servers do not journal (real HBase)", queues_read, 0)
     return incremental_snapshot(
         storage,
         SnapshotCache.for_root(fs, root),

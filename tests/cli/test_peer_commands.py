@@ -67,7 +67,8 @@ def test_peer_lifecycle_queues_and_claim(cluster_key):
         assert tree == {"1.1.1.3,60020,123456630": {"2-1.1.1.2,60020,123456790": {"1.1.1.2,60020.1214": 254}}}
         once = hbrep(*c, "failover", "--once")
         # failover needs the cluster's root (log splitting): a bare ZooKeeper tree is refused clearly
-        assert once.returncode == 1 and once.stderr.strip() == f"hbrep: error: no hbrep cluster at {cluster_key}"
+        refused = f"no hbrep cluster at {cluster_key} (nor a real HBase source: see `hbrep add_peer --shadow`)"
+        assert once.returncode == 1 and once.stderr.strip() == f"hbrep: error: {refused}"
         assert hbrep(*c, "remove_peer", "2").returncode == 0
         assert json.loads(hbrep(*c, "queues", "--json").stdout) == {"1.1.1.3,60020,123456630": {}}
         assert json.loads(hbrep(*c, "list_peers", "--json").stdout) == []

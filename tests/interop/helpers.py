@@ -15,6 +15,7 @@ from typing import Any
 from cluster.helpers import wal_entries
 
 from replication.devstack.hbase import HBaseError
+from replication.devstack.jvm import port_accepts
 from replication.fs import LocalFileSystem
 from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
 from replication.tables.semantics import scan_cells
@@ -268,3 +269,16 @@ def assert_hbrep_wal_keeps_hbase_cluster_id(hbrep_sink, real_hbase, table: str, 
     assert entries, "no WAL entry of the table on the hbrep side"
     assert {tuple(e.key.cluster_ids) for e in entries} == {(hbase_cluster_id(real_hbase),)}
     assert {c.row for e in entries for c in e.cells} == {row for row, *_ in expected}
+
+
+def restart_regionserver(real_hbase, index: int) -> None:
+    """Start a killed region server again (same port), so the session's HBase has all its servers."""
+    rs = real_hbase.regionserver(index)
+    if rs.running():
+        return
+    port = real_hbase.layout().regionserver_ports[index - 1]
+    rs.start(lambda: port_accepts(port), timeout=120)
+    deadline = time.monotonic() + 120
+    while not any(name.split(",")[1] == str(port) for name in real_hbase.admin("servers")):
+        assert time.monotonic() < deadline, f"region server {index} did not come back"
+        time.sleep(1)

@@ -11,9 +11,8 @@ import time
 import uuid
 
 import pytest
-from interop.helpers import hbrep_json
+from interop.helpers import hbrep_json, restart_regionserver
 
-from replication.devstack.jvm import port_accepts
 from replication.zk.queue_info import ReplicationQueueInfo
 
 pytestmark = pytest.mark.slow
@@ -69,17 +68,4 @@ def test_hbrep_queues_shows_the_tree_hbase_wrote_and_a_recovered_queue(real_hbas
         assert info.owner_of_wals == victim and set(hbase[owners[0]][recovered]) == victim_wals
     finally:
         real_hbase.admin("remove-peer", peer_id)
-        _restart_regionserver(real_hbase, 2)
-
-
-def _restart_regionserver(real_hbase, index: int) -> None:
-    """Start a killed region server again (same port), so the session's HBase has all its servers."""
-    rs = real_hbase.regionserver(index)
-    if rs.running():
-        return
-    port = real_hbase.layout().regionserver_ports[index - 1]
-    rs.start(lambda: port_accepts(port), timeout=120)
-    deadline = time.monotonic() + 120
-    while not any(name.split(",")[1] == str(port) for name in real_hbase.admin("servers")):
-        assert time.monotonic() < deadline, f"region server {index} did not come back"
-        time.sleep(1)
+        restart_regionserver(real_hbase, 2)

@@ -23,6 +23,7 @@ import org.apache.hadoop.hbase.CellUtil;
 import org.apache.hadoop.hbase.PrivateCellUtil;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.HBaseConfiguration;
+import org.apache.hadoop.hbase.HRegionLocation;
 import org.apache.hadoop.hbase.ServerName;
 import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.Admin;
@@ -33,6 +34,7 @@ import org.apache.hadoop.hbase.client.Delete;
 import org.apache.hadoop.hbase.client.Mutation;
 import org.apache.hadoop.hbase.client.Put;
 import org.apache.hadoop.hbase.client.RegionInfo;
+import org.apache.hadoop.hbase.client.RegionLocator;
 import org.apache.hadoop.hbase.client.Table;
 import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
 import org.apache.hadoop.hbase.client.replication.ReplicationPeerConfigUtil;
@@ -74,6 +76,7 @@ import org.apache.hbase.thirdparty.com.google.gson.JsonParser;
  *                                file DST (the first 4 with an hflush of their own, so the NameNode's length
  *                                stays 4, then the rest with an hflush), print {"written": BYTES}, keep DST
  *                                open until stdin closes, then close it and print {"closed": DST}
+ * locate TABLE                   each region of TABLE (encoded name) and the server holding it
  * split TABLE ROW                split the region of TABLE holding ROW at ROW (Admin.splitRegionAsync), wait
  *                                until the procedure is done; prints the table's regions (encoded names)
  * wal [--count] FILE...          per file (a JSON array), every entry of the WAL through HBase's own WALStreamReader, up to its
@@ -214,6 +217,15 @@ public final class AdminTool {
         return holdOpen(conf, new Path(args[1]), new Path(args[2]), Integer.parseInt(args[3]));
       case "split":
         return split(admin, TableName.valueOf(args[1]), Bytes.toBytes(args[2]));
+      case "locate": {
+        JsonObject located = new JsonObject();
+        try (RegionLocator locator = connection.getRegionLocator(TableName.valueOf(args[1]))) {
+          for (HRegionLocation location : locator.getAllRegionLocations()) {
+            located.addProperty(location.getRegion().getEncodedName(), location.getServerName().getServerName());
+          }
+        }
+        return located;
+      }
       default:
         throw new IllegalArgumentException("unknown command " + args[0]);
     }
@@ -353,6 +365,11 @@ public final class AdminTool {
     }
     if (has(p, "serial")) {
       b.setSerial(p.get("serial").getAsBoolean());
+    }
+    if (has(p, "configuration")) {
+      for (Map.Entry<String, JsonElement> e : p.getAsJsonObject("configuration").entrySet()) {
+        b.putConfiguration(e.getKey(), e.getValue().getAsString());
+      }
     }
     return b.build();
   }

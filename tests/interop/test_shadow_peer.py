@@ -1,0 +1,205 @@
+"""A shadow peer: real HBase A → hbrep's ship cycles → real HBase B, judged by HBase's VerifyReplication.
+
+``hbrep --cluster A add_peer ID B --shadow --rootdir URI`` adds the peer to A through HBase's own Admin,
+DISABLED and marked ``hbrep.peer.shadow=true``: A's region servers queue and keep every WAL for it
+and do not ship. hbrep's cycles then read A's queues and WALs, ship to B over HBase's RPC, and advance
+A's positions. A load runs while the region server holding the table's region is SIGKILLed; A's
+master splits its logs and moves its queue (ClaimReplicationQueuesProcedure) and hbrep, in failover
+mode ``hbase``, claims nothing and ships the recovered queue. The end: the sets of cells on A and B are
+equal, HBase's VerifyReplication reports GOODROWS = rows written and BADROWS = 0, and A's oldWALs are
+left to A's own LogCleaner.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from interop.helpers import HBREP, hbase_table_cells, hbrep, hbrep_json, restart_regionserver
+
+from replication.config import Config
+from replication.devstack.hbase import LOG4J2_TOOLS, RealHBase
+from replication.jobs.launch import runner_for
+from replication.source.cycle import CycleReport, run_cycle
+from replication.zk.client import connected
+from replication.zk.cluster_key import ClusterKey
+
+pytestmark = pytest.mark.slow
+
+ROWS = 600
+VERIFY_REPLICATION = "org.apache.hadoop.hbase.mapreduce.replication.VerifyReplication"
+CONF = Config.load(
+    env={}, overrides={"replication.source.sleepforretries": "200", "hbrep.source.ship.max.attempts": "8"}
+)
+
+
+@pytest.fixture(scope="module")
+def real_hbase_peer(zk_server, tmp_path_factory) -> Iterator[RealHBase]:
+    """Real HBase B (master, one region server, Thrift): the shadow peer's cluster."""
+    cluster = RealHBase(tmp_path_factory.mktemp("hbase-peer"))
+    cluster.start(f"127.0.0.1:{zk_server.port}:/hbase-peer-{uuid.uuid4().hex[:8]}", regionservers=1)
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+def _cycle(key: str, spark) -> CycleReport:
+    cluster = ClusterKey.parse(key)
+    with connected(cluster) as zk:
+        return run_cycle(zk, cluster, CONF, runner=runner_for(CONF, spark))
+
+
+def _server_index_of(real_hbase: RealHBase, table: str) -> int:
+    """Which of A's region servers (1-based) holds the table's only region (HBase's RegionLocator)."""
+    located = real_hbase.admin("locate", table)
+    assert len(located) == 1, located
+    port = int(next(iter(located.values())).split(",")[1])
+    return real_hbase.layout().regionserver_ports.index(port) + 1
+
+
+class Load(threading.Thread):
+    """ROWS puts into A through its Thrift server (family a shipped, b scope 0), each retried until A
+    takes it (a killed region server's regions are offline until the master reassigns them)."""
+
+    def __init__(self, real_hbase: RealHBase, table: str):
+        super().__init__(daemon=True)
+        self.real_hbase, self.table = real_hbase, table
+        self.written: set[tuple] = set()
+        self.error = ""
+
+    def run(self) -> None:
+        connection = self.real_hbase.happybase_connection()
+        try:
+            for i in range(ROWS):
+                row, ts, value = b"r%05d" % i, 1_000 + i, b"v%d" % i
+                deadline = time.monotonic() + 240
+                while True:
+                    try:
+                        connection.table(self.table).put(row, {b"a:q": value, b"b:q": b"local"}, timestamp=ts)
+                        break
+                    except Exception as exc:  # region offline: reconnect and retry the same put
+                        if time.monotonic() > deadline:
+                            self.error = f"row {row!r} not taken within 240 s: {exc}"
+                            return
+                        connection.close()
+                        time.sleep(0.5)
+                        connection = self.real_hbase.happybase_connection()
+                self.written.add((row, b"a", b"q", ts, value))
+                time.sleep(0.01)
+        finally:
+            connection.close()
+
+
+def _verify_replication(real_hbase: RealHBase, peer_id: str, table: str, tmp_path) -> dict[str, int]:
+    """HBase's VerifyReplication (local job runner) of ``table`` against the peer; its counters."""
+    log_conf = tmp_path / "log4j2-verify.properties"
+    log_conf.write_text(LOG4J2_TOOLS + "logger.job.name = org.apache.hadoop.mapreduce.Job\nlogger.job.level = INFO\n")
+    command = real_hbase.tool_command(
+        VERIFY_REPLICATION,
+        ["--families=a", peer_id, table],
+        heap_mb=512,
+        jvm_options=[f"-Dlog4j2.configurationFile={log_conf}", f"-Dhadoop.tmp.dir={tmp_path / 'mr'}"],
+    )
+    run = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    counters = dict(re.findall(r"\b(GOODROWS|BADROWS|ONLY_IN_SOURCE_TABLE_ROWS|ONLY_IN_PEER_TABLE_ROWS|"
+                               r"CONTENT_DIFFERENT_ROWS)=(\d+)", run.stderr))  # fmt: skip
+    assert "GOODROWS" in counters, run.stderr[-3000:]
+    return {name: int(value) for name, value in counters.items()}
+
+
+def test_a_shadow_peer_ships_real_hbase_to_real_hbase_across_a_region_server_kill(
+    real_hbase, real_hbase_peer, spark, tmp_path
+):
+    a_key, b_key = real_hbase.layout().cluster_key, real_hbase_peer.layout().cluster_key
+    peer, table = f"s{uuid.uuid4().hex[:6]}", f"shadow_{uuid.uuid4().hex[:8]}"
+    said = hbrep("add_peer", peer, b_key, "--shadow", "--rootdir", real_hbase.rootdir_uri, cluster=a_key)
+    assert "shadow peer" in said and "DISABLED in HBase" in said
+    victim = 0
+    try:
+        listed = {p["id"]: p for p in real_hbase.admin("peers")}[peer]
+        assert listed["enabled"] is False and listed["config"]["configuration"]["hbrep.peer.shadow"] == "true"
+        for cluster in (real_hbase, real_hbase_peer):
+            cluster.admin("create-table", table, "3", "a:1", "b:0")
+
+        load = Load(real_hbase, table)
+        load.start()
+        while len(load.written) < ROWS // 3 and load.is_alive():
+            time.sleep(0.2)
+        first = _cycle(a_key, spark)
+        assert first.queues and all(q["status"] == "ok" for q in first.queues), first.queues
+
+        victim = _server_index_of(real_hbase, table)
+        victim_name = real_hbase.server_name(victim)
+        real_hbase.regionserver(victim).kill()  # SIGKILL mid-load
+        recovered = f"{peer}-{victim_name}"
+        shipped_recovered = False
+        deadline = time.monotonic() + 420
+        while True:
+            report = _cycle(a_key, spark)
+            bad = [q for q in report.queues if q["status"] not in ("ok", "disabled")]
+            assert not bad, bad
+            shipped_recovered |= any(q["queue"].endswith(f"/{recovered}") for q in report.queues)
+            if not load.is_alive():
+                assert not load.error, load.error
+                if shipped_recovered and hbase_table_cells(real_hbase_peer, table) == load.written:
+                    break
+            assert time.monotonic() < deadline, f"recovered queue shipped: {shipped_recovered}; {report.queues}"
+            time.sleep(2)
+
+        # the same cells on both sides: family a of A is exactly B; family b (scope 0) never left A
+        on_a = hbase_table_cells(real_hbase, table)
+        assert {c for c in on_a if c[1] == b"a"} == load.written == hbase_table_cells(real_hbase_peer, table)
+        assert len({c[0] for c in load.written}) == ROWS
+
+        counters = _verify_replication(real_hbase, peer, table, tmp_path)
+        assert counters["GOODROWS"] == ROWS and counters.get("BADROWS", 0) == 0, counters
+
+        # HBase moved the dead server's queue; hbrep claimed nothing and deletes none of A's files
+        failover = hbrep_json("failover", "--once", cluster=a_key)
+        assert failover["mode"] == "hbase" and all(s["action"] == "left-to-hbase" for s in failover["servers"])
+        cleaned = hbrep_json("clean", "--once", cluster=a_key)
+        assert cleaned["left_to"] == "hbase" and cleaned["deleted"] == []
+        status = hbrep_json("status", "replication", cluster=a_key)
+        assert status["peers"][peer]["shadow"] is True and status["peers"][peer]["hbrep_ships"] is True
+    finally:
+        hbrep("remove_peer", peer, cluster=a_key)
+        if victim:
+            restart_regionserver(real_hbase, victim)
+    assert peer not in {p["id"] for p in real_hbase.admin("peers")}
+
+
+def test_a_shadow_peer_that_hbase_enabled_fails_its_queues_with_one_line(real_hbase, spark):
+    a_key = real_hbase.layout().cluster_key
+    peer = f"e{uuid.uuid4().hex[:6]}"
+    nowhere = f"127.0.0.1:{ClusterKey.parse(a_key).servers[0][1]}:/hbase-nowhere-{peer}"
+    hbrep("add_peer", peer, nowhere, "--shadow", "--rootdir", real_hbase.rootdir_uri, cluster=a_key)
+    try:
+        real_hbase.admin("roll")
+        real_hbase.admin("enable-peer", peer)
+        report = _cycle(a_key, spark)
+        mine = [q for q in report.queues if q["peer_id"] == peer]
+        assert mine and all(q["status"] == "failed" for q in mine), mine
+        assert all("ENABLED in HBase" in q["error"] and "\n" not in q["error"] for q in mine), mine
+    finally:
+        hbrep("remove_peer", peer, cluster=a_key)
+
+
+def test_add_peer_shadow_refuses_bad_input_with_one_line(real_hbase, tmp_path):
+    a_key = real_hbase.layout().cluster_key
+
+    def refused(*args: str) -> str:
+        done = subprocess.run([*HBREP, "--cluster", a_key, *args], capture_output=True, text=True)
+        assert done.returncode != 0 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+        return done.stderr.strip()
+
+    assert "no WALs/ folder" in refused("add_peer", "x1", a_key, "--shadow", "--rootdir", str(tmp_path))
+    assert "--rootdir goes with --shadow" in refused("add_peer", "x1", a_key, "--rootdir", str(tmp_path))
+    assert "held DISABLED" in refused("add_peer", "x1", a_key, "--shadow", "--state", "ENABLED")
+    assert "x1" not in {p["id"] for p in real_hbase.admin("peers")}
