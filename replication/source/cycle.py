@@ -27,11 +27,20 @@ from replication.secrets import SecretLookup
 from replication.source import lease
 from replication.source.commit import QueueCommit, commit
 from replication.source.job_runner import ShipJobRunner
-from replication.source.manifest import Manifest, ShipResult, read_text, result_path_for, work_dir_for, write_text
+from replication.source.manifest import (
+    Manifest,
+    PeerTask,
+    ShipResult,
+    read_text,
+    result_path_for,
+    work_dir_for,
+    write_text,
+)
 from replication.source.snapshot import build_manifest
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import ReplicationPeerStorage
+from replication.zk.shadow_peer import is_shadow_peer
 
 LOG = logging.getLogger(__name__)
 
@@ -189,7 +198,12 @@ def summarize(manifest: Manifest, result: ShipResult, commits: dict[str, QueueCo
     def blank(state: str) -> dict[str, Any]:
         return {"state": state, "lag_ms": None, **dict.fromkeys(PEER_TOTALS, 0)}
 
-    peers = {pid: blank("ENABLED" if p.enabled else "DISABLED") for pid, p in manifest.peers.items()}
+    def state(peer: PeerTask) -> str:
+        # a shadow peer is DISABLED in HBase's tree and shipped here (zk/shadow_peer.py)
+        shadow = is_shadow_peer(peer.config.get("configuration") or {})
+        return "SHADOW" if shadow and peer.enabled else "ENABLED" if peer.enabled else "DISABLED"
+
+    peers = {pid: blank(state(p)) for pid, p in manifest.peers.items()}
     queues = []
     for q in result.queues:
         peer = peers.setdefault(q.peer_id, blank("?"))

@@ -14,21 +14,24 @@ HBase stores and otherwise ignores), so the peer is self-describing in HBase's t
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from replication.zk.peer_storage import ReplicationPeerConfig
 
 SHADOW_KEY = "hbrep.peer.shadow"
 
 
-def shadow_value(config: ReplicationPeerConfig) -> bool:
-    """True when the peer's configuration says ``hbrep.peer.shadow=true``; ValueError naming the key
-    for anything but true/false."""
-    raw = config.configuration.get(SHADOW_KEY, "false").strip().lower()
+def shadow_value(config: ReplicationPeerConfig | Mapping[str, str]) -> bool:
+    """True when the peer's configuration (or that mapping itself) says ``hbrep.peer.shadow=true``;
+    ValueError naming the key for anything but true/false."""
+    configuration = config.configuration if isinstance(config, ReplicationPeerConfig) else config
+    raw = str(configuration.get(SHADOW_KEY, "false")).strip().lower()
     if raw not in ("true", "false"):
         raise ValueError(f"{SHADOW_KEY} must be true or false, not {raw!r}")
     return raw == "true"
 
 
-def is_shadow_peer(config: ReplicationPeerConfig) -> bool:
+def is_shadow_peer(config: ReplicationPeerConfig | Mapping[str, str]) -> bool:
     """True for a shadow peer; False for a plain one or an unreadable mark (which hbrep_ships reports)."""
     try:
         return shadow_value(config)
