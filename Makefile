@@ -11,7 +11,7 @@ export GX_ANALYTICS_ENABLED := false
 export PYSPARK_PYTHON := $(CURDIR)/$(VENV)/bin/python
 export PYSPARK_DRIVER_PYTHON := $(CURDIR)/$(VENV)/bin/python
 
-.PHONY: install test test-fast demo bench lint fmt lock proto clean up down chaos chromium fuzz
+.PHONY: demo-hbase install test test-fast demo bench lint fmt lock proto clean up down chaos chromium fuzz
 
 install: $(STAMP)
 
@@ -32,6 +32,10 @@ test-fast: install
 
 demo: install
 	$(PY) -m replication.devstack.demo
+
+# Real HBase -> hbrep's DAGs -> real HBase, a region server SIGKILLed, HBase's VerifyReplication at the end.
+demo-hbase: install
+	$(PY) -m replication.devstack.demo_hbase
 
 # The reliability suite in its long form (more rows, more rounds); rewrites RELIABILITY.md.
 chaos: install

@@ -41,7 +41,7 @@ def verify_replication(
     options = options or VerifyOptions(start_time=start_ms, end_time=end_ms, families=families)
     flush_both_sides(target, table, conf, options.peer_table)
     result = verify_tables(spark, target.source_root, target.peer_root, table, options)
-    fs, root = get_filesystem(target.source_root)
+    fs, root = get_filesystem(target.state_root)
     MetricsStore(fs, root).record_check(
         "verify", peer_id, table, {"counters": dict(result.counters), "start_ms": start_ms, "end_ms": end_ms}
     )
@@ -70,10 +70,10 @@ def check_replicated_table(
     target = resolve_target(zk, source_key, conf, peer_id)
     rules = load_rules(rules_file or conf.get_str("hbrep.quality.rules", "") or None)
     report = run_quality(
-        spark, target.source_root, target.peer_root, table, state_dir=quality_state_dir(target.source_root),
+        spark, target.source_root, target.peer_root, table, state_dir=quality_state_dir(target.state_root),
         peer_name=f"peer-{peer_id}", rules=rules, start_ts=start_ms, end_ts=end_ms,
     )  # fmt: skip
-    fs, root = get_filesystem(target.source_root)
+    fs, root = get_filesystem(target.state_root)
     summary: dict[str, Any] = {
         "success": report.success, "source_rows": report.source_rows, "peer_rows": report.peer_rows,
         "failed": [o.expectation for o in report.failed] if report.failed else [],

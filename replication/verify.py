@@ -29,10 +29,15 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from replication.cluster.errors import NoClusterInfo
+from replication.cluster.hbase_source import read_hbase_source
 from replication.cluster.info import read_cluster_info
-from replication.cluster.source_cluster import open_source
+from replication.cluster.source_cluster import SourceCluster, open_source
 from replication.errors import HbrepError
-from replication.tables.descriptors import TableRegistry
+from replication.tables.descriptors import TableDescriptor, TableRegistry
+from replication.tables.errors import UnknownTable
+from replication.tables.hbase_descriptors import read_hbase_tables
+from replication.tables.hbase_thrift import is_thrift_root, thrift_root
 from replication.tables.semantics import LATEST_TIMESTAMP
 from replication.tls import zk_client_tls
 from replication.zk.client import connected
@@ -311,6 +316,13 @@ class VerifyTarget:
     peer_key: str
     peer_root: str
     peer_id: str | None
+    # the source's file system root when source_root is a real HBase's thrift://host:port (metrics, Data Docs)
+    source_state_root: str = ""
+
+    @property
+    def state_root(self) -> str:
+        """Where the source keeps hbrep's state (metrics store, GX project): its file system root."""
+        return self.source_state_root or self.source_root
 
 
 def flush_both_sides(target: VerifyTarget, table: str, conf: Config, peer_table: str | None = None) -> list[str]:
@@ -321,7 +333,12 @@ def flush_both_sides(target: VerifyTarget, table: str, conf: Config, peer_table:
     from replication.cluster.client import ClusterClient
 
     notes = []
-    for key, name in ((target.source_key, table), (target.peer_key, peer_table or table)):
+    for key, root, name in (
+        (target.source_key, target.source_root, table),
+        (target.peer_key, target.peer_root, peer_table or table),
+    ):
+        if is_thrift_root(root):
+            continue  # a real HBase's scans read its memstores: nothing to flush
         try:
             with ClusterClient(key, conf) as client:
                 client.flush(name)
@@ -340,24 +357,75 @@ def resolve_target(zk: KazooClient, source_key: ClusterKey, conf: Config, peer: 
     """Resolve ``peer`` (a peer id of the source, or a cluster key) and both clusters' roots.
 
     The peer id is looked up in the source's peer storage (PeerNotFound when absent); each root comes
-    from the cluster's ClusterInfo in ZooKeeper (NoClusterInfo naming the key when absent).
+    from the cluster's ClusterInfo in ZooKeeper. A real HBase side is read through its Thrift server:
+    a source registered by ``add_peer --shadow --thrift HOST:PORT``, a peer whose configuration has
+    ``hbrep.peer.thrift=HOST:PORT``. NoClusterInfo naming the key when neither is there.
     """
     source_paths = ZNodePaths(conf, parent=source_key.znode_parent)
-    source_root = read_cluster_info(zk, source_paths).root
+    source_root, source_state_root = _source_roots(zk, source_paths, source_key)
     peer_id: str | None = None
+    peer_thrift = ""
     if looks_like_cluster_key(peer):
         peer_key = ClusterKey.parse(peer)
     else:
         peer_id = peer
-        peer_key = ClusterKey.parse(ReplicationPeerStorage(zk, source_paths).get_peer_config(peer).cluster_key)
+        config = ReplicationPeerStorage(zk, source_paths).get_peer_config(peer)
+        peer_key, peer_thrift = ClusterKey.parse(config.cluster_key), config.configuration.get(PEER_THRIFT_KEY, "")
     peer_paths = ZNodePaths(conf, parent=peer_key.znode_parent)
     if peer_key.hosts == source_key.hosts:
-        peer_root = read_cluster_info(zk, peer_paths).root
+        peer_root = _peer_root(zk, peer_paths, peer_key, peer_thrift)
     else:
         auth = conf.get_str("hbrep.zk.auth") or None
         with connected(peer_key, auth=auth, tls=zk_client_tls(conf)) as peer_zk:
-            peer_root = read_cluster_info(peer_zk, peer_paths).root
-    return VerifyTarget(str(source_key), source_root, str(peer_key), peer_root, peer_id)
+            peer_root = _peer_root(peer_zk, peer_paths, peer_key, peer_thrift)
+    return VerifyTarget(str(source_key), source_root, str(peer_key), peer_root, peer_id, source_state_root)
+
+
+PEER_THRIFT_KEY = "hbrep.peer.thrift"  # a real HBase peer's Thrift server (host:port), for verify and GX
+
+
+def _source_roots(zk: KazooClient, paths: ZNodePaths, key: ClusterKey) -> tuple[str, str]:
+    """(root verify scans, root hbrep keeps state under): the same for an hbrep cluster; the Thrift
+    server and the rootdir for a real HBase source."""
+    try:
+        return read_cluster_info(zk, paths).root, ""
+    except NoClusterInfo:
+        registered = read_hbase_source(zk, paths)
+        if registered is None:
+            raise
+    if not registered.thrift:
+        raise VerifyError(
+            f"the real HBase source {key} has no Thrift server on record: "
+            "add_peer --shadow --thrift HOST:PORT names the one verify reads its tables through"
+        )
+    return thrift_root(registered.thrift), registered.rootdir
+
+
+def _peer_root(zk: KazooClient, paths: ZNodePaths, key: ClusterKey, thrift: str) -> str:
+    try:
+        return read_cluster_info(zk, paths).root
+    except NoClusterInfo:
+        if not thrift:
+            raise NoClusterInfo(
+                f"no hbrep cluster at {key}; for a real HBase peer set {PEER_THRIFT_KEY}=HOST:PORT "
+                "(its Thrift server) with update_peer_config"
+            ) from None
+        return thrift_root(thrift)
+
+
+def _source_tables(source: SourceCluster, table: str | None) -> list[TableDescriptor]:
+    """The source's user tables (or the one named): hbrep's registry, or a real HBase's descriptors from
+    its rootdir (``tables/hbase_descriptors.py``). UnknownTable naming a table that is not there."""
+    if source.is_real_hbase:
+        known = [d for d in read_hbase_tables(source.fs, source.root) if not d.is_system]
+        if table is None:
+            return known
+        wanted = [d for d in known if table in (d.name, d.qualifier) and (":" in table) == (d.namespace != "default")]
+        if not wanted:
+            raise UnknownTable(f"table {table} does not exist on the HBase source {source.key}")
+        return wanted
+    registry = TableRegistry(source.fs, source.root)
+    return [registry.get(table)] if table is not None else [d for d in registry.list() if not d.is_system]
 
 
 def split_list(text: str | None) -> list[str] | None:
@@ -391,8 +459,7 @@ def verify_targets(
         if peer not in peer_ids:
             raise HbrepError(f"verify: peer {peer} does not exist on {key}")
         peer_ids = [peer]
-    registry = TableRegistry(source.fs, source.root)
-    tables = [registry.get(table)] if table is not None else [d for d in registry.list() if not d.is_system]
+    tables = _source_tables(source, table)
     targets = []
     for peer_id in peer_ids:
         config = storage.get_peer_config(peer_id)

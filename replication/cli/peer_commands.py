@@ -10,8 +10,8 @@ import click
 from kazoo.client import KazooClient
 
 from replication.cli.common import CliContext, emit_json, json_option, pass_context
-from replication.cli.shadow_peer_commands import add_shadow_peer, remove_shadow_peer
 from replication.config import replication_disabled_reason
+from replication.devstack.shadow_peers import add_shadow_peer, remove_shadow_peer
 from replication.errors import HbrepError
 from replication.secrets import refuse_plain_secrets
 from replication.source.peer_protocol import configured_protocol
@@ -100,6 +100,12 @@ def parse_config_items(peer_id: str, items: tuple[str, ...]) -> dict[str, str]:
     help="With --shadow: HBase's hbase.rootdir as hbrep reads it (/path, file:///path or "
     "webhdfs://namenode:9870/hbase); needed once per HBase cluster.",
 )
+@click.option(
+    "--thrift",
+    default=None,
+    metavar="HOST:PORT",
+    help="With --shadow: the HBase cluster's Thrift server, through which verify and the GX checks read its tables.",
+)
 @pass_context
 def add_peer(
     ctx: CliContext,
@@ -113,10 +119,11 @@ def add_peer(
     config_items: tuple[str, ...],
     shadow: bool,
     rootdir: str | None,
+    thrift: str | None,
 ) -> None:
     """Add a peer cluster; queues then track edits for it (refused when its id's old queues remain)."""
-    if rootdir and not shadow:
-        raise HbrepError("--rootdir goes with --shadow (it says where a real HBase source keeps its WALs)")
+    if (rootdir or thrift) and not shadow:
+        raise HbrepError("--rootdir and --thrift go with --shadow (they say where a real HBase source keeps its WALs)")
     if shadow and (state or "").upper() == "ENABLED":
         raise HbrepError("a --shadow peer is held DISABLED in HBase (HBase's own sources would ship it otherwise)")
     state = state or "ENABLED"
@@ -135,7 +142,7 @@ def add_peer(
     check_peer_config(config)  # HBase's checkPeerConfig: namespaces and table-cfs may not overlap
     if shadow:
         with zk_session(ctx) as (zk, paths):
-            recorded = add_shadow_peer(ctx, zk, paths, peer_id, config, rootdir)
+            recorded = add_shadow_peer(ctx.cluster, zk, paths, peer_id, config, rootdir, thrift)
         click.echo(
             f"peer {peer_id} added to HBase at {ctx.cluster} as a shadow peer ({cluster_key}, DISABLED in HBase; "
             f"hbrep ships it from {recorded})"
@@ -160,7 +167,7 @@ def remove_peer(ctx: CliContext, peer_id: str) -> None:
         if not shadow:
             storage.remove_peer(peer_id)
     if shadow:
-        remove_shadow_peer(ctx, peer_id)
+        remove_shadow_peer(ctx.cluster, peer_id)
     click.echo(f"peer {peer_id} removed")
 
 

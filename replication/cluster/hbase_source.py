@@ -4,8 +4,9 @@ An embedded hbrep cluster describes itself at ``<parent>/hbrep-cluster``; a real
 hbrep does not write that znode into HBase's tree, because peers and tools read it as "this is an
 hbrep cluster" (peer protocol detection, verify, the RPC client). Instead ``hbrep add_peer --shadow
 --rootdir URI`` records, under hbrep's own root, where HBase's WALs can be read:
-``<hbrep root>/hbase-source`` holds JSON ``{"rootdir": URI}`` (HBase's ``hbase.rootdir`` as hbrep's
-file system layer reads it: a local path, ``file:///...`` or ``webhdfs://nn:9870/hbase``).
+``<hbrep root>/hbase-source`` holds JSON ``{"rootdir": URI, "thrift": "host:port"}`` (HBase's
+``hbase.rootdir`` as hbrep's file system layer reads it: a local path, ``file:///...`` or
+``webhdfs://nn:9870/hbase``; the Thrift server verify and the GX checks read its tables through).
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ class HBaseSource:
     """Where hbrep reads a real HBase source's WALs (``WALs/``, ``oldWALs/`` under ``rootdir``)."""
 
     rootdir: str
+    thrift: str = ""  # host:port of the cluster's HBase Thrift server: verify and GX read its tables there
 
     def to_json(self) -> bytes:
-        return json.dumps({"rootdir": self.rootdir}, sort_keys=True).encode()
+        return json.dumps({"rootdir": self.rootdir, "thrift": self.thrift}, sort_keys=True).encode()
 
 
 def check_rootdir(rootdir: str) -> str:
@@ -56,7 +58,8 @@ def read_hbase_source(zk: KazooClient, paths: ZNodePaths) -> HBaseSource | None:
     except NoNodeError:
         return None
     try:
-        return HBaseSource(rootdir=str(json.loads(data.decode())["rootdir"]))
+        raw = json.loads(data.decode())
+        return HBaseSource(rootdir=str(raw["rootdir"]), thrift=str(raw.get("thrift") or ""))
     except (ValueError, KeyError, TypeError, UnicodeDecodeError):
         raise ClusterError(f'{paths.hbase_source} is not hbrep\'s JSON {{"rootdir": URI}}') from None
 

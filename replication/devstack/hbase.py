@@ -21,6 +21,7 @@ classpath and configuration through :meth:`RealHBase.run_tool`.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
@@ -40,6 +41,10 @@ MASTER_MAIN = "org.apache.hadoop.hbase.master.HMaster"
 REGIONSERVER_MAIN = "org.apache.hadoop.hbase.regionserver.HRegionServer"
 THRIFT_MAIN = "org.apache.hadoop.hbase.thrift.ThriftServer"
 ADMIN_TOOL_MAIN = "io.hbrep.interop.AdminTool"
+VERIFY_REPLICATION_MAIN = "org.apache.hadoop.hbase.mapreduce.replication.VerifyReplication"
+VERIFY_COUNTER = re.compile(
+    r"\b(GOODROWS|BADROWS|ONLY_IN_SOURCE_TABLE_ROWS|ONLY_IN_PEER_TABLE_ROWS|CONTENT_DIFFERENT_ROWS)=(\d+)"
+)
 DEFAULT_PARENT = "/hbase-real"
 STATE_FILE = "hbase.json"
 
@@ -449,6 +454,28 @@ class RealHBase:
     def admin(self, *args: str, stdin: str | None = None) -> Any:
         """Run one AdminTool command (HBase's Admin API) and return its JSON answer."""
         return self.run_tool(ADMIN_TOOL_MAIN, list(args), stdin=stdin, parse_json=True)
+
+    def verify_replication(
+        self, peer_id: str, table: str, families: Sequence[str] = (), timeout: float = 600.0
+    ) -> dict[str, int]:
+        """HBase's own VerifyReplication (hbase-mapreduce, local job runner) of ``table`` against peer
+        ``peer_id`` of this cluster; its counters (GOODROWS, BADROWS, ...). HBaseError when the job fails."""
+        log_conf = self.conf_dir / "log4j2-verify.properties"  # the job's counters are logged at INFO
+        log_conf.write_text(
+            LOG4J2_TOOLS + "logger.job.name = org.apache.hadoop.mapreduce.Job\nlogger.job.level = INFO\n"
+        )
+        args = ([f"--families={','.join(families)}"] if families else []) + [peer_id, table]
+        options = [f"-Dlog4j2.configurationFile={log_conf}", f"-Dhadoop.tmp.dir={self.root / 'tmp' / 'mapreduce'}"]
+        command = self.tool_command(VERIFY_REPLICATION_MAIN, args, heap_mb=512, jvm_options=options)
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise HBaseError(f"VerifyReplication of {table} did not finish within {timeout:.0f}s") from None
+        counters = {name: int(value) for name, value in VERIFY_COUNTER.findall(done.stderr)}
+        if done.returncode != 0 or ("GOODROWS" not in counters and "BADROWS" not in counters):
+            tail = "\n".join(done.stderr.strip().splitlines()[-15:])
+            raise HBaseError(f"VerifyReplication of {table} exited {done.returncode}:\n{tail}")
+        return counters
 
 
 def _left(deadline: float) -> float:

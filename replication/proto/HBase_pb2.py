@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x0bHBase.proto\x12\x08hbase.pb\"1\n\tTableName\x12\x11\n\tnamespace\x18\x01 \x02(\x0c\x12\x11\n\tqualifier\x18\x02 \x02(\x0c\"5\n\x04UUID\x12\x16\n\x0eleast_sig_bits\x18\x01 \x02(\x04\x12\x15\n\rmost_sig_bits\x18\x02 \x02(\x04\"A\n\nServerName\x12\x11\n\thost_name\x18\x01 \x02(\t\x12\x0c\n\x04port\x18\x02 \x01(\r\x12\x12\n\nstart_code\x18\x03 \x01(\x04\"-\n\x0eNameStringPair\x12\x0c\n\x04name\x18\x01 \x02(\t\x12\r\n\x05value\x18\x02 \x02(\t\",\n\rNameBytesPair\x12\x0c\n\x04name\x18\x01 \x02(\t\x12\r\n\x05value\x18\x02 \x01(\x0c\"/\n\x0e\x42ytesBytesPair\x12\r\n\x05\x66irst\x18\x01 \x02(\x0c\x12\x0e\n\x06second\x18\x02 \x02(\x0c\"\x9d\x01\n\x0bVersionInfo\x12\x0f\n\x07version\x18\x01 \x02(\t\x12\x0b\n\x03url\x18\x02 \x02(\t\x12\x10\n\x08revision\x18\x03 \x02(\t\x12\x0c\n\x04user\x18\x04 \x02(\t\x12\x0c\n\x04\x64\x61te\x18\x05 \x02(\t\x12\x14\n\x0csrc_checksum\x18\x06 \x02(\t\x12\x15\n\rversion_major\x18\x07 \x01(\r\x12\x15\n\rversion_minor\x18\x08 \x01(\r')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x0bHBase.proto\x12\x08hbase.pb\"1\n\tTableName\x12\x11\n\tnamespace\x18\x01 \x02(\x0c\x12\x11\n\tqualifier\x18\x02 \x02(\x0c\"5\n\x04UUID\x12\x16\n\x0eleast_sig_bits\x18\x01 \x02(\x04\x12\x15\n\rmost_sig_bits\x18\x02 \x02(\x04\"A\n\nServerName\x12\x11\n\thost_name\x18\x01 \x02(\t\x12\x0c\n\x04port\x18\x02 \x01(\r\x12\x12\n\nstart_code\x18\x03 \x01(\x04\"-\n\x0eNameStringPair\x12\x0c\n\x04name\x18\x01 \x02(\t\x12\r\n\x05value\x18\x02 \x02(\t\",\n\rNameBytesPair\x12\x0c\n\x04name\x18\x01 \x02(\t\x12\r\n\x05value\x18\x02 \x01(\x0c\"/\n\x0e\x42ytesBytesPair\x12\r\n\x05\x66irst\x18\x01 \x02(\x0c\x12\x0e\n\x06second\x18\x02 \x02(\x0c\"\xcc\x01\n\x0bTableSchema\x12\'\n\ntable_name\x18\x01 \x01(\x0b\x32\x13.hbase.pb.TableName\x12,\n\nattributes\x18\x02 \x03(\x0b\x32\x18.hbase.pb.BytesBytesPair\x12\x35\n\x0f\x63olumn_families\x18\x03 \x03(\x0b\x32\x1c.hbase.pb.ColumnFamilySchema\x12/\n\rconfiguration\x18\x04 \x03(\x0b\x32\x18.hbase.pb.NameStringPair\"\x81\x01\n\x12\x43olumnFamilySchema\x12\x0c\n\x04name\x18\x01 \x02(\x0c\x12,\n\nattributes\x18\x02 \x03(\x0b\x32\x18.hbase.pb.BytesBytesPair\x12/\n\rconfiguration\x18\x03 \x03(\x0b\x32\x18.hbase.pb.NameStringPair\"\x9d\x01\n\x0bVersionInfo\x12\x0f\n\x07version\x18\x01 \x02(\t\x12\x0b\n\x03url\x18\x02 \x02(\t\x12\x10\n\x08revision\x18\x03 \x02(\t\x12\x0c\n\x04user\x18\x04 \x02(\t\x12\x0c\n\x04\x64\x61te\x18\x05 \x02(\t\x12\x14\n\x0csrc_checksum\x18\x06 \x02(\t\x12\x15\n\rversion_major\x18\x07 \x01(\r\x12\x15\n\rversion_minor\x18\x08 \x01(\r')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -43,6 +43,10 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_NAMEBYTESPAIR']._serialized_end=289
   _globals['_BYTESBYTESPAIR']._serialized_start=291
   _globals['_BYTESBYTESPAIR']._serialized_end=338
-  _globals['_VERSIONINFO']._serialized_start=341
-  _globals['_VERSIONINFO']._serialized_end=498
+  _globals['_TABLESCHEMA']._serialized_start=341
+  _globals['_TABLESCHEMA']._serialized_end=545
+  _globals['_COLUMNFAMILYSCHEMA']._serialized_start=548
+  _globals['_COLUMNFAMILYSCHEMA']._serialized_end=677
+  _globals['_VERSIONINFO']._serialized_start=680
+  _globals['_VERSIONINFO']._serialized_end=837
 # @@protoc_insertion_point(module_scope)

@@ -1,6 +1,8 @@
+from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
-from typing import ClassVar as _ClassVar, Optional as _Optional
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
@@ -53,6 +55,28 @@ class BytesBytesPair(_message.Message):
     first: bytes
     second: bytes
     def __init__(self, first: _Optional[bytes] = ..., second: _Optional[bytes] = ...) -> None: ...
+
+class TableSchema(_message.Message):
+    __slots__ = ("table_name", "attributes", "column_families", "configuration")
+    TABLE_NAME_FIELD_NUMBER: _ClassVar[int]
+    ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
+    COLUMN_FAMILIES_FIELD_NUMBER: _ClassVar[int]
+    CONFIGURATION_FIELD_NUMBER: _ClassVar[int]
+    table_name: TableName
+    attributes: _containers.RepeatedCompositeFieldContainer[BytesBytesPair]
+    column_families: _containers.RepeatedCompositeFieldContainer[ColumnFamilySchema]
+    configuration: _containers.RepeatedCompositeFieldContainer[NameStringPair]
+    def __init__(self, table_name: _Optional[_Union[TableName, _Mapping]] = ..., attributes: _Optional[_Iterable[_Union[BytesBytesPair, _Mapping]]] = ..., column_families: _Optional[_Iterable[_Union[ColumnFamilySchema, _Mapping]]] = ..., configuration: _Optional[_Iterable[_Union[NameStringPair, _Mapping]]] = ...) -> None: ...
+
+class ColumnFamilySchema(_message.Message):
+    __slots__ = ("name", "attributes", "configuration")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
+    CONFIGURATION_FIELD_NUMBER: _ClassVar[int]
+    name: bytes
+    attributes: _containers.RepeatedCompositeFieldContainer[BytesBytesPair]
+    configuration: _containers.RepeatedCompositeFieldContainer[NameStringPair]
+    def __init__(self, name: _Optional[bytes] = ..., attributes: _Optional[_Iterable[_Union[BytesBytesPair, _Mapping]]] = ..., configuration: _Optional[_Iterable[_Union[NameStringPair, _Mapping]]] = ...) -> None: ...
 
 class VersionInfo(_message.Message):
     __slots__ = ("version", "url", "revision", "user", "date", "src_checksum", "version_major", "version_minor")

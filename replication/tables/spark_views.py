@@ -17,6 +17,7 @@ from urllib.parse import urlparse
 
 from replication.fs import get_filesystem
 from replication.tables.descriptors import TableRegistry
+from replication.tables.hbase_thrift import is_thrift_root, thrift_scan
 from replication.tables.semantics import (
     DELETE,
     DELETE_COLUMN,
@@ -100,8 +101,15 @@ def scan(
 
     UnknownTable / UnknownFamily (from the descriptor) for a missing table or family; IllegalScan for
     a bad time range or versions. Non-raw scans cap versions by each family's VERSIONS.
+
+    ``root`` may also be ``thrift://host:port``: a real HBase's table, read through its Thrift server.
     """
     check_scan_args(start_ts, end_ts, versions)
+    if is_thrift_root(root):  # a real HBase table, through HBase's Thrift server (tables/hbase_thrift.py)
+        return thrift_scan(
+            spark, root, table, start_ts=start_ts, end_ts=end_ts, versions=versions, raw=raw, families=families,
+            row_prefixes=row_prefixes, with_tags=with_tags,
+        )  # fmt: skip
     fs, root_path = get_filesystem(root)
     desc = TableRegistry(fs, root_path).get(table)
     fams = None

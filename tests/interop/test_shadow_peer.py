@@ -12,7 +12,6 @@ left to A's own LogCleaner.
 
 from __future__ import annotations
 
-import re
 import subprocess
 import threading
 import time
@@ -23,16 +22,17 @@ import pytest
 from interop.helpers import HBREP, hbase_table_cells, hbrep, hbrep_json, restart_regionserver
 
 from replication.config import Config
-from replication.devstack.hbase import LOG4J2_TOOLS, RealHBase
+from replication.devstack.hbase import RealHBase
+from replication.fs import LocalFileSystem
 from replication.jobs.launch import runner_for
 from replication.source.cycle import CycleReport, run_cycle
+from replication.tables.hbase_descriptors import read_hbase_tables
 from replication.zk.client import connected
 from replication.zk.cluster_key import ClusterKey
 
 pytestmark = pytest.mark.slow
 
 ROWS = 600
-VERIFY_REPLICATION = "org.apache.hadoop.hbase.mapreduce.replication.VerifyReplication"
 CONF = Config.load(
     env={}, overrides={"replication.source.sleepforretries": "200", "hbrep.source.ship.max.attempts": "8"}
 )
@@ -96,30 +96,15 @@ class Load(threading.Thread):
             connection.close()
 
 
-def _verify_replication(real_hbase: RealHBase, peer_id: str, table: str, tmp_path) -> dict[str, int]:
-    """HBase's VerifyReplication (local job runner) of ``table`` against the peer; its counters."""
-    log_conf = tmp_path / "log4j2-verify.properties"
-    log_conf.write_text(LOG4J2_TOOLS + "logger.job.name = org.apache.hadoop.mapreduce.Job\nlogger.job.level = INFO\n")
-    command = real_hbase.tool_command(
-        VERIFY_REPLICATION,
-        ["--families=a", peer_id, table],
-        heap_mb=512,
-        jvm_options=[f"-Dlog4j2.configurationFile={log_conf}", f"-Dhadoop.tmp.dir={tmp_path / 'mr'}"],
-    )
-    run = subprocess.run(command, capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stderr[-3000:]
-    counters = dict(re.findall(r"\b(GOODROWS|BADROWS|ONLY_IN_SOURCE_TABLE_ROWS|ONLY_IN_PEER_TABLE_ROWS|"
-                               r"CONTENT_DIFFERENT_ROWS)=(\d+)", run.stderr))  # fmt: skip
-    assert "GOODROWS" in counters, run.stderr[-3000:]
-    return {name: int(value) for name, value in counters.items()}
-
-
-def test_a_shadow_peer_ships_real_hbase_to_real_hbase_across_a_region_server_kill(
-    real_hbase, real_hbase_peer, spark, tmp_path
-):
+def test_a_shadow_peer_ships_real_hbase_to_real_hbase_across_a_region_server_kill(real_hbase, real_hbase_peer, spark):
     a_key, b_key = real_hbase.layout().cluster_key, real_hbase_peer.layout().cluster_key
     peer, table = f"s{uuid.uuid4().hex[:6]}", f"shadow_{uuid.uuid4().hex[:8]}"
-    said = hbrep("add_peer", peer, b_key, "--shadow", "--rootdir", real_hbase.rootdir_uri, cluster=a_key)
+    a_thrift = f"127.0.0.1:{real_hbase.layout().thrift_port}"
+    b_thrift = f"127.0.0.1:{real_hbase_peer.layout().thrift_port}"
+    said = hbrep(
+        "add_peer", peer, b_key, "--shadow", "--rootdir", real_hbase.rootdir_uri, "--thrift", a_thrift,
+        "--config", f"hbrep.peer.thrift={b_thrift}", cluster=a_key,
+    )  # fmt: skip
     assert "shadow peer" in said and "DISABLED in HBase" in said
     victim = 0
     try:
@@ -158,8 +143,28 @@ def test_a_shadow_peer_ships_real_hbase_to_real_hbase_across_a_region_server_kil
         assert {c for c in on_a if c[1] == b"a"} == load.written == hbase_table_cells(real_hbase_peer, table)
         assert len({c[0] for c in load.written}) == ROWS
 
-        counters = _verify_replication(real_hbase, peer, table, tmp_path)
+        counters = real_hbase.verify_replication(peer, table, families=["a"])
         assert counters["GOODROWS"] == ROWS and counters.get("BADROWS", 0) == 0, counters
+
+        # hbrep's own verify agrees, reading both real tables through their Thrift servers
+        ours = hbrep_json("verify", "--families", "a", peer, table, cluster=a_key)
+        assert ours["counters"]["GOODROWS"] == ROWS and ours["counters"]["BADROWS"] == 0, ours
+        # ... and finds a drifted row on B: one cell changed there
+        connection = real_hbase_peer.happybase_connection()
+        try:
+            connection.table(table).put(b"r00007", {b"a:q": b"drifted"}, timestamp=1_007)
+        finally:
+            connection.close()
+        drifted = hbrep_json("verify", "--families", "a", "--verbose", peer, table, cluster=a_key)
+        assert drifted["counters"]["CONTENT_DIFFERENT_ROWS"] == 1 and drifted["counters"]["BADROWS"] == 1, drifted
+        assert drifted["counters"]["GOODROWS"] == ROWS - 1
+        # the GX checks read both real tables too: the drifted value is not a row-count problem
+        quality = hbrep_json("quality", table, "--peer", peer, cluster=a_key)
+        assert quality["source_rows"] == ROWS and quality["peer_rows"] == ROWS, quality
+        # verify_targets of a real HBase source reads its descriptors from the rootdir: a replicated, b not
+        described = {d.name: d for d in read_hbase_tables(LocalFileSystem(), str(real_hbase.rootdir))}[table]
+        assert (described.family("a").scope, described.family("b").scope) == (1, 0)
+        assert described.family("a").max_versions == 3
 
         # HBase moved the dead server's queue; hbrep claimed nothing and deletes none of A's files
         failover = hbrep_json("failover", "--once", cluster=a_key)
@@ -200,6 +205,9 @@ def test_add_peer_shadow_refuses_bad_input_with_one_line(real_hbase, tmp_path):
         return done.stderr.strip()
 
     assert "no WALs/ folder" in refused("add_peer", "x1", a_key, "--shadow", "--rootdir", str(tmp_path))
-    assert "--rootdir goes with --shadow" in refused("add_peer", "x1", a_key, "--rootdir", str(tmp_path))
+    assert "--rootdir and --thrift go with --shadow" in refused("add_peer", "x1", a_key, "--rootdir", str(tmp_path))
+    assert "is not host:port" in refused(
+        "add_peer", "x1", a_key, "--shadow", "--rootdir", real_hbase.rootdir_uri, "--thrift", "nowhere"
+    )
     assert "held DISABLED" in refused("add_peer", "x1", a_key, "--shadow", "--state", "ENABLED")
     assert "x1" not in {p["id"] for p in real_hbase.admin("peers")}
