@@ -50,13 +50,14 @@ BENCHMARKS: list[str] = [
     "lag",
     "hot_paths",
     "sink_protocols",
+    "hbase_native",
     "dag_import",
     "scheduler",
 ]
 
 # Benchmarks that run the engine in one already-running Spark session, without Airflow's scheduler: the
 # report labels them "engine only" and puts them below the figures through the scheduler.
-ENGINE_ONLY = {"cycle_cost", "e2e", "lag", "ship_memory", "hot_paths", "wal_on_hdfs"}
+ENGINE_ONLY = {"cycle_cost", "e2e", "lag", "ship_memory", "hot_paths", "wal_on_hdfs", "hbase_native"}
 THROUGH_SCHEDULER = ["scheduler"]
 
 

@@ -41,7 +41,8 @@ from replication.cluster.source_cluster import SourceCluster, open_source
 from replication.config import Config
 from replication.errors import HbrepError
 from replication.source.wal_locator import WalLocator
-from replication.tables.descriptors import TableRegistry
+from replication.source_tables import source_table
+from replication.tables.errors import UnknownTable
 from replication.tables.names import TableName
 from replication.wal.errors import WALError
 from replication.wal.reader import open_wal
@@ -243,12 +244,13 @@ def _peer_queues(snapshot: QueueSnapshot, peer_id: str) -> list[tuple[QueueState
 
 
 def _check_tables(source: SourceCluster, tables: list[str]) -> list[str]:
-    registry = TableRegistry(source.fs, source.root)
     names = []
     for table in tables:
         name = TableName.parse(table)
-        if not registry.exists(name):
-            raise ConsistencyTokenError(f"table {name} does not exist on the source cluster")
+        try:
+            source_table(source, str(name))
+        except UnknownTable:
+            raise ConsistencyTokenError(f"table {name} does not exist on the source cluster") from None
         names.append(str(name))
     return sorted(set(names))
 

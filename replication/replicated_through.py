@@ -32,7 +32,8 @@ from replication.source.filters import is_replication_marker
 from replication.source.manifest import WalTask
 from replication.source.wal_locator import WalLocator
 from replication.source.wal_reader import order_wals
-from replication.tables.descriptors import TableRegistry
+from replication.source_tables import user_tables
+from replication.tables.descriptors import TableDescriptor
 from replication.wal.names import wal_start_timestamp
 from replication.wal.reader import open_wal
 from replication.zk.cluster_key import ClusterKey
@@ -74,10 +75,10 @@ class QueueScan:
     error: str = ""  # a WAL that could not be read (the times are bounded by its creation instead)
 
 
-def peer_tables(registry: TableRegistry, config: ReplicationPeerConfig) -> list[str]:
+def peer_tables(tables: list[TableDescriptor], config: ReplicationPeerConfig) -> list[str]:
     """The tables replicated to a peer: a family with scope != 0 that the peer's config lets through."""
     out = []
-    for desc in registry.list():
+    for desc in tables:
         if desc.is_system:
             continue
         name = normalize_table(desc.name)
@@ -149,7 +150,7 @@ def replicated_through(
     reads every peer from one snapshot); read here when not given."""
     source = source or open_source(zk, key, conf)
     config = ReplicationPeerStorage(zk, source.paths).get_peer_config(peer_id)
-    tables = peer_tables(TableRegistry(source.fs, source.root), config)
+    tables = peer_tables(user_tables(source), config)
     read_ms = (now_ms or int(time.time() * 1000)) - conf.get_int("hbrep.replicated.through.margin.ms")
     snapshot = snapshot or ReplicationQueueStorage(zk, source.paths).snapshot()
     locator = WalLocator(source.fs, source.root)

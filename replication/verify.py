@@ -32,11 +32,9 @@ from typing import TYPE_CHECKING, Any
 from replication.cluster.errors import NoClusterInfo
 from replication.cluster.hbase_source import read_hbase_source
 from replication.cluster.info import read_cluster_info
-from replication.cluster.source_cluster import SourceCluster, open_source
+from replication.cluster.source_cluster import open_source
 from replication.errors import HbrepError
-from replication.tables.descriptors import TableDescriptor, TableRegistry
-from replication.tables.errors import UnknownTable
-from replication.tables.hbase_descriptors import read_hbase_tables
+from replication.source_tables import source_table, user_tables
 from replication.tables.hbase_thrift import is_thrift_root, thrift_root
 from replication.tables.semantics import LATEST_TIMESTAMP
 from replication.tls import zk_client_tls
@@ -413,21 +411,6 @@ def _peer_root(zk: KazooClient, paths: ZNodePaths, key: ClusterKey, thrift: str)
         return thrift_root(thrift)
 
 
-def _source_tables(source: SourceCluster, table: str | None) -> list[TableDescriptor]:
-    """The source's user tables (or the one named): hbrep's registry, or a real HBase's descriptors from
-    its rootdir (``tables/hbase_descriptors.py``). UnknownTable naming a table that is not there."""
-    if source.is_real_hbase:
-        known = [d for d in read_hbase_tables(source.fs, source.root) if not d.is_system]
-        if table is None:
-            return known
-        wanted = [d for d in known if table in (d.name, d.qualifier) and (":" in table) == (d.namespace != "default")]
-        if not wanted:
-            raise UnknownTable(f"table {table} does not exist on the HBase source {source.key}")
-        return wanted
-    registry = TableRegistry(source.fs, source.root)
-    return [registry.get(table)] if table is not None else [d for d in registry.list() if not d.is_system]
-
-
 def split_list(text: str | None) -> list[str] | None:
     """``"a,b"`` → ``["a", "b"]`` (blank items dropped); None or "" → None."""
     if not text:
@@ -459,7 +442,7 @@ def verify_targets(
         if peer not in peer_ids:
             raise HbrepError(f"verify: peer {peer} does not exist on {key}")
         peer_ids = [peer]
-    tables = _source_tables(source, table)
+    tables = [source_table(source, table)] if table is not None else user_tables(source)
     targets = []
     for peer_id in peer_ids:
         config = storage.get_peer_config(peer_id)

@@ -17,9 +17,19 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from urllib.parse import urlparse
 
 import pytest
-from interop.helpers import HBREP, hbase_table_cells, hbrep, hbrep_json, restart_regionserver
+from interop.helpers import (
+    HBREP,
+    create_on_both,
+    hbase_table_cells,
+    hbrep,
+    hbrep_json,
+    hbrep_table_cells,
+    restart_regionserver,
+    write_through_thrift,
+)
 
 from replication.config import Config
 from replication.devstack.hbase import RealHBase
@@ -211,3 +221,43 @@ def test_add_peer_shadow_refuses_bad_input_with_one_line(real_hbase, tmp_path):
     )
     assert "held DISABLED" in refused("add_peer", "x1", a_key, "--shadow", "--state", "ENABLED")
     assert "x1" not in {p["id"] for p in real_hbase.admin("peers")}
+
+
+def test_a_shadow_peer_of_a_real_hbase_on_hdfs_ships_through_webhdfs_and_drops_finished_wals(
+    real_hbase_on_hdfs, hdfs_cluster, hbrep_sink, spark
+):
+    hbase = real_hbase_on_hdfs
+    key = hbase.layout().cluster_key
+    peer, table = f"h{uuid.uuid4().hex[:6]}", f"hdfs_{uuid.uuid4().hex[:8]}"
+    rootdir = hdfs_cluster.webhdfs_root(urlparse(hbase.rootdir_uri).path)
+    hbrep("add_peer", peer, str(hbrep_sink.key), "--shadow", "--rootdir", rootdir, cluster=key)
+    try:
+        create_on_both(hbrep_sink, hbase, table)
+        expected = write_through_thrift(hbase, table, 200)
+        hbase.admin("roll")  # the WAL holding the rows is finished: hbrep must drop it from the queue
+        deadline = time.monotonic() + 180
+        while True:
+            report = _cycle(key, spark)
+            assert all(q["status"] == "ok" for q in report.queues), report.queues
+            if hbrep_table_cells(hbrep_sink, table) == expected:
+                break
+            assert time.monotonic() < deadline, report.queues
+            time.sleep(1)
+        # issue 24 on a real HBase source: a consistency token and the replicated-through time
+        token = hbrep_json("consistency_token", peer, "--tables", table, cluster=key)
+        assert token["tables"] == [table] and token["queues"] >= 1, token
+        _cycle(key, spark)
+        done = subprocess.run(
+            [*HBREP, "--cluster", key, "check_consistency", token["token"], "--wait", "60"],
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        through = hbrep_json("replicated_through", peer, cluster=key)
+        assert table in through["tables"] and through["tables"][table] >= token["created_ms"] - 1_000, through
+        queues = hbase.admin("queues")
+        held = {server: wals for server, by_queue in queues.items() for qid, wals in by_queue.items() if qid == peer}
+        # what HBase's ReplicationLogCleaner sees: only the live WAL is still held for the shadow peer
+        assert held and all(len(wals) == 1 for wals in held.values()), held
+    finally:
+        hbrep("remove_peer", peer, cluster=key)
