@@ -50,9 +50,14 @@ CONF = Config.load(
 
 @pytest.fixture(scope="module")
 def real_hbase_peer(zk_server, tmp_path_factory) -> Iterator[RealHBase]:
-    """Real HBase B (master, one region server, Thrift): the shadow peer's cluster."""
+    """Real HBase B (master, one region server, Thrift): the shadow peer's cluster. Its region server writes
+    HBase's replication marker edits every second (ReplicationMarkerChore), for the marker test."""
     cluster = RealHBase(tmp_path_factory.mktemp("hbase-peer"))
-    cluster.start(f"127.0.0.1:{zk_server.port}:/hbase-peer-{uuid.uuid4().hex[:8]}", regionservers=1)
+    markers = {
+        "hbase.regionserver.replication.marker.enabled": "true",
+        "hbase.regionserver.replication.marker.chore.duration": "1000",
+    }
+    cluster.start(f"127.0.0.1:{zk_server.port}:/hbase-peer-{uuid.uuid4().hex[:8]}", regionservers=1, extra_site=markers)
     try:
         yield cluster
     finally:
@@ -259,5 +264,30 @@ def test_a_shadow_peer_of_a_real_hbase_on_hdfs_ships_through_webhdfs_and_drops_f
         held = {server: wals for server, by_queue in queues.items() for qid, wals in by_queue.items() if qid == peer}
         # what HBase's ReplicationLogCleaner sees: only the live WAL is still held for the shadow peer
         assert held and all(len(wals) == 1 for wals in held.values()), held
+    finally:
+        hbrep("remove_peer", peer, cluster=key)
+
+
+def test_hbase_replication_markers_in_a_real_hbase_wal_are_heartbeats_never_data(real_hbase_peer, hbrep_sink, spark):
+    key = real_hbase_peer.layout().cluster_key
+    peer = f"m{uuid.uuid4().hex[:6]}"
+    # only a table nobody writes: B's WALs also hold the rows it received from A, which are not this test's
+    only = f"nothing_{peer}"
+    hbrep(
+        "add_peer", peer, str(hbrep_sink.key), "--shadow", "--rootdir", real_hbase_peer.rootdir_uri,
+        "--table-cfs", only, cluster=key,
+    )  # fmt: skip
+    try:
+        time.sleep(3)  # the marker chore writes one edit a second; nothing else is written
+        first = _cycle(key, spark)
+        mine = [q for q in first.queues if q["peer_id"] == peer]
+        assert mine and all(q["status"] == "ok" for q in mine), mine
+        assert sum(q["metrics"].get("replicationMarkers", 0) for q in mine) >= 1, mine
+        assert sum(q["metrics"].get("shippedOps", 0) for q in mine) == 0, mine  # markers are never data
+        before = hbrep_json("replicated_through", peer, cluster=key)
+        time.sleep(2)
+        _cycle(key, spark)
+        after = hbrep_json("replicated_through", peer, cluster=key)
+        assert after["through_ms"] > before["through_ms"], (before, after)  # moves with no writes: a heartbeat
     finally:
         hbrep("remove_peer", peer, cluster=key)
