@@ -22,13 +22,14 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from replication.cluster.embedded import EmbeddedCluster, start_cluster
 from replication.config import Config
 from replication.devstack.airflow_api import AirflowApi
-from replication.devstack.airflow_stack import airflow_environment, launch_standalone
+from replication.devstack.airflow_stack import AirflowStandalone, airflow_environment, launch_standalone
 from replication.devstack.spark_connect import SparkConnectServer
 from replication.devstack.zookeeper import ZooKeeperServer
 from replication.fs import get_filesystem
@@ -98,23 +99,30 @@ def write_load(cluster: EmbeddedCluster, rows: int, kill_at: int, killed: list[s
             acked.append(min(rows, start + 100))
 
 
+def start_services(stack: contextlib.ExitStack, state: Path, log: Path) -> tuple[str, str, AirflowStandalone]:
+    """ZooKeeper, Airflow (booting in the background) and the Spark Connect server, each stopped by
+    ``stack``; the cluster keys ``/hbase-a`` and ``/hbase-b`` on that ZooKeeper, and Airflow."""
+    zk_server = ZooKeeperServer(state / "zk", free_port())
+    say(f"starting ZooKeeper (pyspark's jars) on {zk_server.hosts}")
+    zk_server.start()
+    stack.callback(zk_server.stop)
+    key_a, key_b = f"{zk_server.hosts}:/hbase-a", f"{zk_server.hosts}:/hbase-b"
+    spark = SparkConnectServer(state / "spark", free_port())
+    env = demo_environment(state, key_a, free_port(), spark.port)
+    airflow = launch_standalone(env, log)  # boots (scheduler, API server, ...) while the clusters start
+    stack.callback(airflow.stop)
+    say(f"starting the Spark Connect server (pyspark's jars) on {spark.url}, the ship DAG's engine")
+    spark.start()
+    stack.callback(spark.stop)
+    return key_a, key_b, airflow
+
+
 def run(rows: int, state: Path) -> dict[str, Any]:
     """The whole demo in ``state``; returns the report."""
     report: dict[str, Any] = {"state": str(state)}
     log = state / "airflow.log"
     with contextlib.ExitStack() as stack:
-        zk_server = ZooKeeperServer(state / "zk", free_port())
-        say(f"starting ZooKeeper (pyspark's jars) on {zk_server.hosts}")
-        zk_server.start()
-        stack.callback(zk_server.stop)
-        key_a, key_b = f"{zk_server.hosts}:/hbase-a", f"{zk_server.hosts}:/hbase-b"
-        spark = SparkConnectServer(state / "spark", free_port())
-        env = demo_environment(state, key_a, free_port(), spark.port)
-        airflow = launch_standalone(env, log)  # boots (scheduler, API server, ...) while the clusters start
-        stack.callback(airflow.stop)
-        say(f"starting the Spark Connect server (pyspark's jars) on {spark.url}, the ship DAG's engine")
-        spark.start()
-        stack.callback(spark.stop)
+        key_a, key_b, airflow = start_services(stack, state, log)
         conf = Config.load(env={}, overrides=DEMO_CONF)
         say("starting cluster a (/hbase-a, 3 region servers) and cluster b (/hbase-b, 2 region servers)")
         cluster_a = stack.enter_context(start_cluster(key_a, str(state / "a"), 3, conf=conf, name="a"))
@@ -200,18 +208,35 @@ def print_report(report: dict[str, Any]) -> None:
     print("\n".join(lines), flush=True)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the demo; exit 0 only when replication verified clean (BADROWS=0, GX passed)."""
-    parser = argparse.ArgumentParser(prog="hbrep demo", description=__doc__.split("\n")[0])
-    parser.add_argument("--rows", type=int, default=3000, help="rows to write (default 3000)")
+def run_demo(
+    argv: list[str] | None,
+    *,
+    prog: str,
+    description: str,
+    default_rows: int,
+    run_fn: Callable[[int, Path], dict[str, Any]],
+    report_fn: Callable[[dict[str, Any]], None],
+) -> dict[str, Any]:
+    """Parse ``--rows``/``--state``, run the demo in its state folder, print its report; the report."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser.add_argument("--rows", type=int, default=default_rows, help=f"rows to write (default {default_rows})")
     parser.add_argument("--state", help="folder for all state (default: a new temporary folder)")
     args = parser.parse_args(argv)
-    state = Path(args.state or tempfile.mkdtemp(prefix="hbrep-demo-")).resolve()
+    state = Path(args.state or tempfile.mkdtemp(prefix=f"hbrep-{prog.split()[-1]}-")).resolve()
     state.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    report = run(args.rows, state)
-    print_report(report)
+    report = run_fn(args.rows, state)
+    report_fn(report)
     say(f"done in {time.monotonic() - started:.0f}s")
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the demo; exit 0 only when replication verified clean (BADROWS=0, GX passed)."""
+    description = __doc__.split("\n")[0]
+    report = run_demo(
+        argv, prog="hbrep demo", description=description, default_rows=3000, run_fn=run, report_fn=print_report
+    )
     counters = report.get("verify", {}).get("counters", {})
     ok = (
         counters.get("BADROWS") == 0

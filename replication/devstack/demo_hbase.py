@@ -15,10 +15,8 @@ Everything it started is stopped at the end, also on failure or Ctrl-C.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -26,15 +24,11 @@ from typing import Any
 
 from replication.config import Config
 from replication.devstack.airflow_api import AirflowApi
-from replication.devstack.airflow_stack import launch_standalone
-from replication.devstack.demo import demo_environment, run_dag, say
+from replication.devstack.demo import run_dag, run_demo, say, start_services
 from replication.devstack.hbase import RealHBase
 from replication.devstack.shadow_peers import add_shadow_peer
-from replication.devstack.spark_connect import SparkConnectServer
-from replication.devstack.zookeeper import ZooKeeperServer
 from replication.fs import get_filesystem
 from replication.metrics import MetricsStore
-from replication.net import free_port
 from replication.status import replication_status
 from replication.zk.client import connected
 from replication.zk.cluster_key import ClusterKey
@@ -97,17 +91,7 @@ def run(rows: int, state: Path) -> dict[str, Any]:
     report: dict[str, Any] = {"state": str(state)}
     log = state / "airflow.log"
     with contextlib.ExitStack() as stack:
-        zk_server = ZooKeeperServer(state / "zk", free_port())
-        say(f"starting ZooKeeper (pyspark's jars) on {zk_server.hosts}")
-        zk_server.start()
-        stack.callback(zk_server.stop)
-        key_a, key_b = f"{zk_server.hosts}:/hbase-a", f"{zk_server.hosts}:/hbase-b"
-        spark = SparkConnectServer(state / "spark", free_port())
-        airflow = launch_standalone(demo_environment(state, key_a, free_port(), spark.port), log)
-        stack.callback(airflow.stop)
-        say(f"starting the Spark Connect server on {spark.url}, the ship DAG's engine")
-        spark.start()
-        stack.callback(spark.stop)
+        key_a, key_b, airflow = start_services(stack, state, log)
         hbase_a, hbase_b = RealHBase(state / "hbase-a"), RealHBase(state / "hbase-b")
         say("starting real HBase A (/hbase-a, 2 region servers) and B (/hbase-b, 1), jars from Maven Central")
         for cluster, key, servers in ((hbase_a, key_a, 2), (hbase_b, key_b, 1)):
@@ -190,16 +174,10 @@ def print_report(report: dict[str, Any]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the demo; exit 0 only when HBase's VerifyReplication finds every row written and no bad row."""
-    parser = argparse.ArgumentParser(prog="demo-hbase", description=__doc__.split("\n")[0])
-    parser.add_argument("--rows", type=int, default=1000, help="rows to write (default 1000)")
-    parser.add_argument("--state", help="folder for all state (default: a new temporary folder)")
-    args = parser.parse_args(argv)
-    state = Path(args.state or tempfile.mkdtemp(prefix="hbrep-demo-hbase-")).resolve()
-    state.mkdir(parents=True, exist_ok=True)
-    started = time.monotonic()
-    report = run(args.rows, state)
-    print_report(report)
-    say(f"done in {time.monotonic() - started:.0f}s")
+    description = __doc__.split("\n")[0]
+    report = run_demo(
+        argv, prog="demo-hbase", description=description, default_rows=1000, run_fn=run, report_fn=print_report
+    )
     theirs = report.get("hbase_verify", {})
     ok = (
         theirs.get("GOODROWS") == report.get("rows_written")
