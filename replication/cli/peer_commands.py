@@ -173,7 +173,13 @@ def remove_peer(ctx: CliContext, peer_id: str) -> None:
 
 def _set_state(ctx: CliContext, peer_id: str, enabled: bool) -> None:
     with zk_session(ctx) as (zk, paths):
-        ReplicationPeerStorage(zk, paths).set_peer_state(peer_id, enabled)
+        storage = ReplicationPeerStorage(zk, paths)
+        if storage.peer_exists(peer_id) and is_shadow_peer(storage.get_peer_config(peer_id)):
+            raise HbrepError(
+                f"peer {peer_id} is a shadow peer: HBase holds it DISABLED and hbrep ships it; to stop shipping, "
+                "pause its ship DAG (or remove_peer)"
+            )
+        storage.set_peer_state(peer_id, enabled)
     click.echo(f"peer {peer_id} {'enabled' if enabled else 'disabled'}")
 
 

@@ -72,3 +72,22 @@ def test_a_registered_real_hbase_opens_as_a_source_of_kind_hbase_and_failover_le
     with pytest.raises(ConfigError, match=r"bad value for hbrep\.failover\.mode .*'sometimes' is not one of auto"):
         Config.load(env={}, overrides={"hbrep.failover.mode": "sometimes"})
     assert unregister_hbase_source(zkc, paths) and read_hbase_source(zkc, paths) is None
+
+
+def test_enable_and_disable_peer_refuse_a_shadow_peer_with_one_line(zkc, paths, cluster_key):
+    import subprocess
+    import sys
+
+    from replication.zk.peer_storage import ReplicationPeerStorage
+
+    ReplicationPeerStorage(zkc, paths).add_peer("s", _config(**{SHADOW_KEY: "true"}), enabled=False)
+    for command in ("enable_peer", "disable_peer"):
+        done = subprocess.run(
+            [sys.executable, "-m", "replication.cli", "--cluster", cluster_key, command, "s"],
+            capture_output=True, text=True,
+        )  # fmt: skip
+        assert done.returncode == 1 and done.stderr.strip().splitlines() == [
+            "hbrep: error: peer s is a shadow peer: HBase holds it DISABLED and hbrep ships it; to stop shipping, "
+            "pause its ship DAG (or remove_peer)"
+        ], done.stderr
+    assert not ReplicationPeerStorage(zkc, paths).is_peer_enabled("s")
