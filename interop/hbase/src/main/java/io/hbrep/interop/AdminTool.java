@@ -58,12 +58,14 @@ import org.apache.hbase.thirdparty.com.google.gson.JsonParser;
 
 /**
  * HBase's own Admin API, driven from the command line with JSON in and out, for hbrep's interop tests
- * (the hbase shell is not published for the -hadoop3 builds). The configuration is the hbase-site.xml
+ * and for `hbrep add_peer --shadow` (a real HBase learns about peers only through its master) (the hbase
+ * shell is not published for the -hadoop3 builds). The configuration is the hbase-site.xml
  * on the classpath. One command per run; any failure prints one line on stderr and exits 1.
  *
  * <pre>
  * peers                          every peer: id, state and its whole ReplicationPeerConfig
- * add-peer JSON                  add a peer (same JSON shape as one element of `peers`)
+ * add-peer JSON                  add a peer: id, cluster_key, enabled, and the fields of a `peers` element's
+ *                                config at the top level (replicate_all, table_cfs, ..., configuration)
  * enable-peer ID | disable-peer ID | remove-peer ID
  * queues                         the replication queues as HBase's ReplicationQueueStorage reads them
  * servers                        the live region servers
