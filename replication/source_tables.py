@@ -6,7 +6,8 @@ from __future__ import annotations
 from replication.cluster.source_cluster import SourceCluster
 from replication.tables.descriptors import TableDescriptor, TableRegistry
 from replication.tables.errors import UnknownTable
-from replication.tables.hbase_descriptors import read_hbase_tables
+from replication.tables.hbase_descriptors import read_hbase_table, read_hbase_tables
+from replication.tables.names import TableName
 
 
 def user_tables(source: SourceCluster) -> list[TableDescriptor]:
@@ -20,8 +21,7 @@ def source_table(source: SourceCluster, table: str) -> TableDescriptor:
     """The descriptor of ``table`` (``t`` or ``ns:t``); UnknownTable naming it and the source."""
     if not source.is_real_hbase:
         return TableRegistry(source.fs, source.root).get(table)
-    qualified = table if ":" in table else f"default:{table}"
-    for desc in user_tables(source):
-        if f"{desc.namespace}:{desc.qualifier}" == qualified:
-            return desc
-    raise UnknownTable(f"table {table} does not exist on the HBase source {source.key}")
+    desc = read_hbase_table(source.fs, source.root, TableName.parse(table))
+    if desc is None:
+        raise UnknownTable(f"table {table} does not exist on the HBase source {source.key}")
+    return desc

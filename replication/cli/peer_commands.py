@@ -156,6 +156,11 @@ def add_peer(
         click.echo(f"warning: {disabled}; nothing is shipped to peer {peer_id} until it is true", err=True)
 
 
+def _is_shadow(storage: ReplicationPeerStorage, peer_id: str) -> bool:
+    """True for an existing shadow peer (zk/shadow_peer.py), which only HBase's Admin may change."""
+    return storage.peer_exists(peer_id) and is_shadow_peer(storage.get_peer_config(peer_id))
+
+
 @click.command("remove_peer")
 @click.argument("peer_id")
 @pass_context
@@ -163,7 +168,7 @@ def remove_peer(ctx: CliContext, peer_id: str) -> None:
     """Remove a peer and every queue (normal and recovered) kept for it (a shadow peer through HBase's Admin)."""
     with zk_session(ctx) as (zk, paths):
         storage = ReplicationPeerStorage(zk, paths)
-        shadow = storage.peer_exists(peer_id) and is_shadow_peer(storage.get_peer_config(peer_id))
+        shadow = _is_shadow(storage, peer_id)
         if not shadow:
             storage.remove_peer(peer_id)
     if shadow:
@@ -174,7 +179,7 @@ def remove_peer(ctx: CliContext, peer_id: str) -> None:
 def _set_state(ctx: CliContext, peer_id: str, enabled: bool) -> None:
     with zk_session(ctx) as (zk, paths):
         storage = ReplicationPeerStorage(zk, paths)
-        if storage.peer_exists(peer_id) and is_shadow_peer(storage.get_peer_config(peer_id)):
+        if _is_shadow(storage, peer_id):
             raise HbrepError(
                 f"peer {peer_id} is a shadow peer: HBase holds it DISABLED and hbrep ships it; to stop shipping, "
                 "pause its ship DAG (or remove_peer)"

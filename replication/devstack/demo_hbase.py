@@ -38,7 +38,6 @@ from replication.zk.queue_storage import ReplicationQueueStorage
 
 TABLE = "usertable"
 PEER = "1"
-PUT_TIMEOUT_S = 240.0
 
 
 def write_load(cluster: RealHBase, rows: int, kill_at: int, killed: list[str], acked: list[int]) -> None:
@@ -48,24 +47,11 @@ def write_load(cluster: RealHBase, rows: int, kill_at: int, killed: list[str], a
     try:
         for i in range(rows):
             if i == kill_at and not killed:
-                located = cluster.admin("locate", TABLE)
-                port = int(next(iter(located.values())).split(",")[1])
-                index = cluster.layout().regionserver_ports.index(port) + 1
+                index = cluster.regionserver_holding(TABLE)
                 killed.append(cluster.server_name(index))
                 cluster.regionserver(index).kill()
-            deadline = time.monotonic() + PUT_TIMEOUT_S
-            while True:
-                try:
-                    connection.table(TABLE).put(
-                        f"user{i:06d}".encode(), {b"cf:field0": b"value-%d" % i, b"local:note": b"stays-on-a"}
-                    )
-                    break
-                except Exception:  # the region is offline until A's master reassigns it: retry the same put
-                    if time.monotonic() > deadline:
-                        raise
-                    connection.close()
-                    time.sleep(0.5)
-                    connection = cluster.happybase_connection()
+            data = {b"cf:field0": b"value-%d" % i, b"local:note": b"stays-on-a"}
+            connection = cluster.put_until_taken(connection, TABLE, f"user{i:06d}".encode(), data)
             acked.append(i + 1)
     finally:
         connection.close()

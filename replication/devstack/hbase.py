@@ -416,6 +416,34 @@ class RealHBase:
 
         return happybase.Connection(LOOPBACK, self.layout().thrift_port, timeout=60_000, **kwargs)
 
+    def regionserver_holding(self, table: str) -> int:
+        """Which region server (1-based, as :meth:`regionserver`) holds ``table``'s only region (HBase's
+        RegionLocator); HBaseError when the table has more than one region."""
+        located = self.admin("locate", table)
+        if len(located) != 1:
+            raise HBaseError(f"table {table} has {len(located)} regions, not one: {located}")
+        port = int(next(iter(located.values())).split(",")[1])
+        return self.layout().regionserver_ports.index(port) + 1
+
+    def put_until_taken(
+        self, connection: Any, table: str, row: bytes, data: dict[bytes, bytes], *, timestamp: int | None = None,
+        timeout: float = 240.0,
+    ) -> Any:  # fmt: skip
+        """Put one row through ``connection`` (a happybase Connection to this cluster), reconnecting and
+        retrying the same put while its region is offline (a killed server's regions until the master
+        reassigns them); the connection in use afterwards. The last error once ``timeout`` s have passed."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                connection.table(table).put(row, data, timestamp=timestamp)
+                return connection
+            except Exception:
+                if time.monotonic() > deadline:
+                    raise
+                connection.close()
+                time.sleep(0.5)
+                connection = self.happybase_connection()
+
     def run_tool(
         self,
         main_class: str,

@@ -9,15 +9,11 @@ holds only what the cluster key says (quorum, client port, znode parent).
 
 from __future__ import annotations
 
-import json
-import subprocess
 import tempfile
-from pathlib import Path
 from typing import Any
 
 from replication.config import write_site_xml
-from replication.devstack.hbase import ADMIN_TOOL_MAIN, JAVA17_OPTIONS, LOG4J2_TOOLS, HBaseError
-from replication.devstack.maven import interop_tools_classpath
+from replication.devstack.hbase import LOG4J2_TOOLS, HBaseError, RealHBase
 from replication.zk.cluster_key import ClusterKey
 
 
@@ -31,29 +27,17 @@ def client_site(key: ClusterKey) -> dict[str, str]:
     }
 
 
-def hbase_admin(key: ClusterKey, *args: str, stdin: str | None = None, timeout: float = 300.0) -> Any:
+def hbase_admin(key: ClusterKey, *args: str, stdin: str | None = None) -> Any:
     """Run one AdminTool command against the real HBase at ``key``; its JSON answer, or HBaseError with
     the tool's last error line (e.g. the master cannot be reached, the peer exists)."""
     with tempfile.TemporaryDirectory(prefix="hbrep-hbase-client-") as folder:
-        conf = Path(folder)
-        write_site_xml(conf / "hbase-site.xml", client_site(key))
-        (conf / "log4j2-tools.properties").write_text(LOG4J2_TOOLS)
-        command = [
-            "java",
-            "-Xmx256m",
-            *JAVA17_OPTIONS,
-            f"-Dlog4j2.configurationFile={conf / 'log4j2-tools.properties'}",
-            "-cp",
-            f"{conf}:{interop_tools_classpath()}",
-            ADMIN_TOOL_MAIN,
-            *args,
-        ]
+        client = RealHBase(folder)  # only its conf/ folder: the tools' classpath, site file and log config
+        client.conf_dir.mkdir()
+        write_site_xml(client.site_file, client_site(key))
+        (client.conf_dir / "log4j2-tools.properties").write_text(LOG4J2_TOOLS)
         try:
-            done = subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise HBaseError(f"HBase Admin {args[0]} at {key} did not answer within {timeout:.0f}s") from None
-    if done.returncode != 0:
-        lines = [line for line in done.stderr.strip().splitlines() if line.startswith("AdminTool ")]
-        last = lines[-1] if lines else (done.stderr.strip().splitlines() or ["(no output)"])[-1]
-        raise HBaseError(f"HBase Admin at {key}: {last}")
-    return json.loads(done.stdout)
+            return client.admin(*args, stdin=stdin)
+        except HBaseError as exc:
+            lines = str(exc).splitlines()
+            tool_lines = [line for line in lines if line.startswith("AdminTool ")]
+            raise HBaseError(f"HBase Admin at {key}: {(tool_lines or lines)[-1]}") from None

@@ -18,7 +18,7 @@ from replication.cluster.hbase_source import HBaseSource, check_rootdir, read_hb
 from replication.cluster.info import read_cluster_info
 from replication.devstack.hbase_admin import hbase_admin
 from replication.errors import HbrepError
-from replication.tables.hbase_thrift import thrift_root
+from replication.tables.hbase_thrift import thrift_address
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import ReplicationPeerConfig
@@ -44,7 +44,7 @@ def _source(zk: KazooClient, paths: ZNodePaths, rootdir: str | None, thrift: str
     recorded_thrift = registered.thrift if registered else ""
     return HBaseSource(
         rootdir=check_rootdir(rootdir) if rootdir else recorded_rootdir,
-        thrift=thrift_root(thrift).removeprefix("thrift://") if thrift else recorded_thrift,
+        thrift=thrift_address(thrift) if thrift else recorded_thrift,
     )
 
 

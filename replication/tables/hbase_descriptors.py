@@ -17,6 +17,7 @@ from replication.fs_types import FileSystem
 from replication.proto import HBase_pb2
 from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor
 from replication.tables.errors import TableError
+from replication.tables.names import TableName
 
 PB_MAGIC = b"PBUF"
 TABLEDESC_DIR = ".tabledesc"
@@ -57,6 +58,12 @@ def current_tableinfo(fs: FileSystem, table_dir: str) -> str | None:
         return None
     named = [(int(m.group(1)), s.path) for s in fs.list(folder) if (m := _TABLEINFO.match(s.name))]
     return max(named)[1] if named else None
+
+
+def read_hbase_table(fs: FileSystem, rootdir: str, name: TableName) -> TableDescriptor | None:
+    """The descriptor of one table (``<rootdir>/data/<namespace>/<qualifier>``), or None when it has none."""
+    path = current_tableinfo(fs, fs.join(rootdir, "data", name.namespace, name.qualifier))
+    return parse_tableinfo(fs.read_range(path, 0), path) if path is not None else None
 
 
 def read_hbase_tables(fs: FileSystem, rootdir: str) -> list[TableDescriptor]:

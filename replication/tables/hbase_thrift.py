@@ -39,13 +39,18 @@ class ThriftScanError(HbrepError):
     """A real HBase table cannot be read as asked through Thrift (raw scan, tags, bad address)."""
 
 
-def thrift_root(address: str) -> str:
-    """``thrift://host:port`` for ``host:port``; ThriftScanError naming the value when it is not one."""
+def thrift_address(address: str) -> str:
+    """``host:port`` (also from ``thrift://host:port``); ThriftScanError naming the value when it is not one."""
     text = address.strip().removeprefix(SCHEME)
     match = _ADDRESS.match(text)
     if not match or not 0 < int(match["port"]) < 65536:
         raise ThriftScanError(f"HBase Thrift server address {address!r} is not host:port")
-    return SCHEME + text
+    return text
+
+
+def thrift_root(address: str) -> str:
+    """``thrift://host:port`` for ``host:port``; ThriftScanError naming the value when it is not one."""
+    return SCHEME + thrift_address(address)
 
 
 def is_thrift_root(root: str) -> bool:
@@ -54,7 +59,7 @@ def is_thrift_root(root: str) -> bool:
 
 
 def _host_port(root: str) -> tuple[str, int]:
-    host, _, port = thrift_root(root).removeprefix(SCHEME).rpartition(":")
+    host, _, port = thrift_address(root).rpartition(":")
     return host, int(port)
 
 
@@ -148,7 +153,9 @@ def thrift_scan(
     time range or versions.
     """
     import pyarrow as pa  # pyspark and pyarrow: only when a verify runs
-    from pyspark.sql.types import BinaryType, IntegerType, LongType, StructField, StructType
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    from replication.tables.table_files import CELL_SCHEMA  # pyarrow: only when a verify runs
 
     check_scan_args(start_ts, end_ts, versions)
     if raw:
@@ -162,20 +169,8 @@ def thrift_scan(
         for family in wanted:
             if family not in known:
                 raise UnknownFamily(f"table {table} has no column family {family.decode(errors='replace')}")
-    schema = StructType(
-        [
-            StructField("row", BinaryType(), False),
-            StructField("family", BinaryType(), False),
-            StructField("qualifier", BinaryType(), False),
-            StructField("timestamp", LongType(), False),
-            StructField("type", IntegerType(), False),
-            StructField("value", BinaryType(), False),
-        ]
-    )
-    arrow_schema = pa.schema(
-        [("row", pa.binary()), ("family", pa.binary()), ("qualifier", pa.binary()), ("timestamp", pa.int64()),
-         ("type", pa.int32()), ("value", pa.binary())]
-    )  # fmt: skip
+    # the stored cell's columns a scan returns (spark_views.SCAN_COLUMNS): no sequence id, no tags
+    arrow_schema = pa.schema([field for field in CELL_SCHEMA if field.name not in ("sequence", "tags")])
     prefixes = list(row_prefixes) if row_prefixes else None
 
     def scan_regions(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -188,14 +183,13 @@ def thrift_scan(
                         families=wanted, row_prefixes=prefixes,
                     )
                 )  # fmt: skip
-                columns = list(zip(*cells, strict=True)) if cells else [[], [], [], [], []]
-                yield pa.RecordBatch.from_arrays(
-                    [pa.array(columns[0], pa.binary()), pa.array(columns[1], pa.binary()),
-                     pa.array(columns[2], pa.binary()), pa.array(columns[3], pa.int64()),
-                     pa.array([PUT] * len(cells), pa.int32()), pa.array(columns[4], pa.binary())],
+                rows, fams, qualifiers, stamps, values = zip(*cells, strict=True) if cells else ([],) * 5
+                yield pa.RecordBatch.from_pydict(
+                    {"row": rows, "family": fams, "qualifier": qualifiers, "timestamp": stamps,
+                     "type": [PUT] * len(cells), "value": values},
                     schema=arrow_schema,
                 )  # fmt: skip
 
     ranges = region_ranges(root, table)
     regions = spark.createDataFrame(ranges, "start binary, stop binary").repartition(len(ranges))
-    return regions.mapInArrow(scan_regions, schema)
+    return regions.mapInArrow(scan_regions, from_arrow_schema(arrow_schema))

@@ -70,14 +70,6 @@ def _cycle(key: str, spark) -> CycleReport:
         return run_cycle(zk, cluster, CONF, runner=runner_for(CONF, spark))
 
 
-def _server_index_of(real_hbase: RealHBase, table: str) -> int:
-    """Which of A's region servers (1-based) holds the table's only region (HBase's RegionLocator)."""
-    located = real_hbase.admin("locate", table)
-    assert len(located) == 1, located
-    port = int(next(iter(located.values())).split(",")[1])
-    return real_hbase.layout().regionserver_ports.index(port) + 1
-
-
 class Load(threading.Thread):
     """ROWS puts into A through its Thrift server (family a shipped, b scope 0), each retried until A
     takes it (a killed region server's regions are offline until the master reassigns them)."""
@@ -93,18 +85,12 @@ class Load(threading.Thread):
         try:
             for i in range(ROWS):
                 row, ts, value = b"r%05d" % i, 1_000 + i, b"v%d" % i
-                deadline = time.monotonic() + 240
-                while True:
-                    try:
-                        connection.table(self.table).put(row, {b"a:q": value, b"b:q": b"local"}, timestamp=ts)
-                        break
-                    except Exception as exc:  # region offline: reconnect and retry the same put
-                        if time.monotonic() > deadline:
-                            self.error = f"row {row!r} not taken within 240 s: {exc}"
-                            return
-                        connection.close()
-                        time.sleep(0.5)
-                        connection = self.real_hbase.happybase_connection()
+                data = {b"a:q": value, b"b:q": b"local"}
+                try:
+                    connection = self.real_hbase.put_until_taken(connection, self.table, row, data, timestamp=ts)
+                except Exception as exc:
+                    self.error = f"row {row!r} not taken within 240 s: {exc}"
+                    return
                 self.written.add((row, b"a", b"q", ts, value))
                 time.sleep(0.01)
         finally:
@@ -135,7 +121,7 @@ def test_a_shadow_peer_ships_real_hbase_to_real_hbase_across_a_region_server_kil
         first = _cycle(a_key, spark)
         assert first.queues and all(q["status"] == "ok" for q in first.queues), first.queues
 
-        victim = _server_index_of(real_hbase, table)
+        victim = real_hbase.regionserver_holding(table)
         victim_name = real_hbase.server_name(victim)
         real_hbase.regionserver(victim).kill()  # SIGKILL mid-load
         recovered = f"{peer}-{victim_name}"

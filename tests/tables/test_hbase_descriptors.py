@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from replication.fs import LocalFileSystem
 from replication.proto import HBase_pb2
 from replication.tables.errors import TableError
-from replication.tables.hbase_descriptors import PB_MAGIC, parse_tableinfo, read_hbase_tables
+from replication.tables.hbase_descriptors import PB_MAGIC, parse_tableinfo, read_hbase_table, read_hbase_tables
+from replication.tables.names import TableName
 
 
 def _tableinfo(namespace: bytes, qualifier: bytes, families: dict[bytes, dict[bytes, bytes]]) -> bytes:
@@ -43,6 +44,9 @@ def test_the_current_file_is_the_highest_sequence_and_system_tables_are_listed_a
         (folder / f".tableinfo.{seq:010d}.{len(data)}").write_bytes(data)
     tables = {d.name: d for d in read_hbase_tables(LocalFileSystem(), str(tmp_path))}
     assert tables["t"].family("f").scope == 1 and tables["hbase:meta"].is_system
+    one = read_hbase_table(LocalFileSystem(), str(tmp_path), TableName.parse("t"))
+    assert one is not None and one.family("f").scope == 1
+    assert read_hbase_table(LocalFileSystem(), str(tmp_path), TableName.parse("ns:absent")) is None
     assert read_hbase_tables(LocalFileSystem(), str(tmp_path / "none")) == []
 
 
