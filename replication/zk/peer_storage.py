@@ -380,8 +380,8 @@ class ReplicationPeerStorage:
         return ReplicationPeerConfig.from_bytes(data, path)
 
     def peer_exists(self, peer_id: str) -> bool:
-        """True when the peer znode exists."""
-        with zk_access(self.paths.peers):
+        """True when the peer znode exists (a denied check names that znode)."""
+        with zk_access(self.paths.peer(peer_id)):
             return self.zk.exists(self.paths.peer(peer_id)) is not None
 
     def list_peer_ids(self) -> list[str]:

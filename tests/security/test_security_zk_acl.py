@@ -39,7 +39,7 @@ def test_without_the_credentials_queues_cannot_be_read_or_changed(secure, zk_ser
         assert error_line(hbrep(*c, "queues")) == denied(paths.queues)
         assert error_line(hbrep(*c, "list_peers")) == denied(paths.peer("1"))
         assert error_line(hbrep(*c, "disable_peer", "1")) == denied(paths.peer("1"))
-        assert error_line(hbrep(*c, "remove_peer", "1")) == denied(paths.peers)
+        assert error_line(hbrep(*c, "remove_peer", "1")) == denied(paths.peer("1"))
 
     stranger = KazooClient(hosts=zk_server.hosts)
     stranger.start(timeout=15)
