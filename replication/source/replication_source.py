@@ -94,6 +94,46 @@ def peer_token(peer: PeerTask, conf: Config) -> str:
     return cluster_token(fs, root)
 
 
+def open_peer_endpoint(
+    peer: PeerTask,
+    conf: Config,
+    source_cluster_id: str,
+    *,
+    client_factory: Callable[[str, str, float], object] | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+    drop_entries_of_missing_table: Callable[[str], bool] | None = None,
+) -> tuple[ReplicationEndpoint, PeerRegionServers]:
+    """The endpoint that ships to ``peer`` (its sinks chosen by HBase's rules, its token, its RPC) and the
+    watch on the peer's region servers behind it; the caller closes both. ShipFailed when the snapshot
+    found the peer unshippable or unreachable."""
+    peer_secrets(peer)  # a secret the snapshot could not resolve: its one line
+    if not peer.peer_cluster_id:
+        raise ShipFailed(f"peer {peer.peer_id} at {peer.cluster_key} is unreachable (no cluster id read)")
+    peer_servers = peer_region_servers(peer, conf)
+    sinks = ReplicationSinkManager(
+        peer.peer_id,
+        peer_servers.fetch,
+        conf.get_float("replication.source.ratio"),
+        conf.get_int("replication.bad.sink.threshold"),
+        servers_changed=peer_servers.changed,
+    )
+    try:
+        endpoint = ReplicationEndpoint(
+            peer.peer_id,
+            sinks,
+            peer_token(peer, conf) if peer.protocol == HBREP else "",
+            conf,
+            source_cluster_id,
+            client_factory=client_factory or sink_client_factory(peer.protocol, conf),
+            sleep=sleep,
+            drop_entries_of_missing_table=drop_entries_of_missing_table,
+        )
+    except BaseException:
+        peer_servers.close()
+        raise
+    return endpoint, peer_servers
+
+
 def ship_queue(
     manifest: Manifest,
     queue: QueueTask,
@@ -128,24 +168,10 @@ def ship_queue(
         entry_filter = EntryFilter(
             peer_conf.need_to_replicate, uuid.UUID(manifest.source_cluster_id), uuid.UUID(peer.peer_cluster_id)
         )
-        peer_servers = peer_region_servers(peer, conf)
-        sinks = ReplicationSinkManager(
-            peer.peer_id,
-            peer_servers.fetch,
-            conf.get_float("replication.source.ratio"),
-            conf.get_int("replication.bad.sink.threshold"),
-            servers_changed=peer_servers.changed,
-        )
-        endpoint = ReplicationEndpoint(
-            peer.peer_id,
-            sinks,
-            peer_token(peer, conf) if peer.protocol == HBREP else "",
-            conf,
-            manifest.source_cluster_id,
-            client_factory=client_factory or sink_client_factory(peer.protocol, conf),
-            sleep=sleep,
+        endpoint, peer_servers = open_peer_endpoint(
+            peer, conf, manifest.source_cluster_id, client_factory=client_factory, sleep=sleep,
             drop_entries_of_missing_table=_table_gone_on_source(fs, root),
-        )
+        )  # fmt: skip
         queues_of_peer = max(1, sum(1 for q in manifest.queues if q.peer_id == peer.peer_id))
         bandwidth = int(peer.config.get("bandwidth") or conf.get_int("replication.source.per.peer.node.bandwidth"))
         per_source = source_bandwidth(bandwidth, queues_of_peer, conf.get_bool("hbrep.source.bandwidth.split", False))

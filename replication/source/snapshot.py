@@ -44,9 +44,15 @@ LOG = logging.getLogger(__name__)
 
 
 def read_peer(
-    peer_id: str, storage: ReplicationPeerStorage, conf: Config, secret_lookup: SecretLookup | None = None
+    peer_id: str,
+    storage: ReplicationPeerStorage,
+    conf: Config,
+    secret_lookup: SecretLookup | None = None,
+    *,
+    resolve_disabled: bool = False,
 ) -> PeerTask:
-    """The peer's configuration and state, plus its cluster id, root and live servers (if reachable).
+    """The peer's configuration and state, plus its cluster id, root and live servers (if reachable; for a
+    disabled peer only with ``resolve_disabled``, as a repair that writes to it needs).
 
     The peer's secrets (its configuration names them, ``replication/secrets.py``) are resolved here, by
     the process that ships, into ``config["secrets"]`` of the task: the manifest (owner-only) carries
@@ -75,7 +81,7 @@ def read_peer(
         task.config["peer_error"] = peer_error
         LOG.error("%s", peer_error)
         return task
-    if not enabled:
+    if not enabled and not resolve_disabled:
         return task
     try:
         task.config["secrets"] = resolve_peer_secrets(config.configuration, secret_lookup)

@@ -14,6 +14,7 @@ DAG_IDS = {
     "hbrep_verify",
     "hbrep_wait_for_peer",
     "hbrep_verify_replicated",
+    "hbrep_repair",
 }
 
 
@@ -40,7 +41,7 @@ def test_dag_files_do_not_import_the_library_at_parse_time():
         "import sys, runpy\n"
         f"sys.path.insert(0, {str(airflow_env.PLUGINS)!r})\n"
         f"for f in ['hbrep_ship', 'hbrep_failover', 'hbrep_log_cleaner', 'hbrep_verify', 'hbrep_wait_for_peer', "
-        "'hbrep_verify_replicated']:\n"
+        "'hbrep_verify_replicated', 'hbrep_repair']:\n"
         f"    runpy.run_path({str(airflow_env.DAGS)!r} + '/' + f + '.py')\n"
         "heavy = ('replication.', 'kazoo', 'pyspark')\n"
         "print(sorted(m for m in sys.modules if m == 'replication' or m.startswith(heavy)))\n"
@@ -89,3 +90,11 @@ def test_replicated_verify_dag_runs_on_the_peer_assets(dagbag):
     tasks = {t.task_id: t for t in dag.tasks}
     assert {"targets", "verify", "quality"} <= set(tasks)
     assert tasks["targets"].task_type == "ReplicatedIntervalTargetsOperator"
+
+
+def test_repair_dag_is_triggered_with_params(dagbag):
+    repair = dagbag.dags["hbrep_repair"]
+    assert type(repair.timetable).__name__ == "NullTimetable"  # triggered by hand (or from a failed verify)
+    assert set(repair.params.keys()) == {"peer", "table", "families", "start", "end", "dry_run", "deletes"}
+    (task,) = repair.tasks
+    assert task.task_type == "RepairOperator" and task.pool == "zookeeper"

@@ -65,3 +65,51 @@ def test_verify_dag_run_with_params(airflow_db, replication_pair, spark):
     assert checks["verify/1/t"]["counters"]["GOODROWS"] == 30
     assert checks["verify/1/t"]["counters"]["BADROWS"] == 0
     assert checks["quality/1/t"]["success"] is True
+
+
+def test_a_failed_verify_offers_the_repair_and_the_repair_dag_fixes_the_peer(airflow_db, replication_pair, spark):
+    """A drifted peer: hbrep_verify fails and names the repair conf (XCom ``repair_conf``); hbrep_repair run
+    with that conf makes the peer's copy the source's; hbrep_verify then passes."""
+    import airflow_env
+    from airflow.dag_processing.dagbag import DagBag
+    from airflow.models.xcom import XComModel
+    from airflow.utils.session import create_session
+
+    from replication.config import Config
+    from replication.jobs.launch import runner_for
+    from replication.source.cycle import run_cycle
+    from replication.wal.model import Cell, CellType
+    from replication.zk.client import connected
+    from replication.zk.cluster_key import ClusterKey
+
+    wait_for_queue(replication_pair)
+    with replication_pair.source.client() as client:
+        client.batch("t", [Cell(f"r{i}".encode(), b"f", b"q", 1000 + i, CellType.PUT, b"v") for i in range(30)])
+    key = ClusterKey.parse(replication_pair.source_key)
+    with connected(key) as zk:
+        conf = Config.load(env={})
+        run_cycle(zk, key, conf, runner=runner_for(conf, spark))
+    with replication_pair.peer.client() as client:  # the peer drifts: one value changed, two rows of its own
+        client.batch("t", [Cell(b"r3", b"f", b"q", 1003, CellType.PUT, b"changed")])
+        client.batch("t", [Cell(f"x{i}".encode(), b"f", b"q", 1000, CellType.PUT, b"x") for i in range(2)])
+    for cluster in (replication_pair.source, replication_pair.peer):
+        with cluster.client() as client:
+            client.flush("t")
+    dags = DagBag(dag_folder=str(airflow_env.DAGS), safe_mode=False).dags
+    window = {"peer": "1", "table": "t", "start": 0, "end": 4_000_000_000_000}
+    failed = dags["hbrep_verify"].test(run_conf=window)
+    assert str(failed.state) == "failed"
+    with create_session() as session:
+        stored = session.scalars(
+            XComModel.get_many(run_id=failed.run_id, key="repair_conf", dag_ids="hbrep_verify", task_ids="verify")
+        ).all()
+    assert len(stored) == 1
+    offer = XComModel.deserialize_value(stored[0])
+    assert offer == {"peer": "1", "table": "t", "families": ["f"], "start": 0, "end": 4_000_000_000_000,
+                     "dry_run": False}  # fmt: skip
+
+    planned = dags["hbrep_repair"].test(run_conf={**offer, "dry_run": True})
+    assert str(planned.state) == "success"
+    repaired = dags["hbrep_repair"].test(run_conf=offer)
+    assert str(repaired.state) == "success"
+    assert str(dags["hbrep_verify"].test(run_conf=window).state) == "success"

@@ -276,6 +276,34 @@ class ReplicationHook(BaseHook):
             )  # fmt: skip
         return report.as_dict()
 
+    # -- repair -----------------------------------------------------------------------------------
+    def repair(
+        self,
+        *,
+        peer_id: str,
+        table: str,
+        families: list[str] | None = None,
+        start_ms: int = 0,
+        end_ms: int | None = None,
+        dry_run: bool = False,
+        deletes: bool | None = None,
+    ) -> dict[str, Any]:
+        """``replication.repair``: make the peer's copy of ``table`` the source's (the report as a dict)."""
+        from replication.repair import prepare_repair, run_repair
+        from replication.spark import spark_session
+        from replication.sync_table import SyncOptions
+        from replication.tables.semantics import LATEST_TIMESTAMP
+
+        options = SyncOptions(
+            start_time=start_ms, end_time=LATEST_TIMESTAMP if end_ms is None else end_ms, families=families or None,
+            dry_run=dry_run,
+        )  # fmt: skip
+        with self.zk_hook.connected() as zk:
+            job = prepare_repair(zk, self.cluster_key, self.conf, peer_id=peer_id, table=table, options=options,
+                                 deletes=deletes)  # fmt: skip
+            spark = spark_session(f"hbrep-repair-{safe_name(peer_id)}-{safe_name(table)}")
+            return run_repair(spark, job, self.conf).as_dict()
+
 
 def default_owner(dag_id: str, run_id: str, peer_id: str) -> str:
     """The lease owner of one peer branch of one DAG run (stable across task retries)."""

@@ -6,6 +6,7 @@ XCom carries only small JSON: manifest paths, peer ids, counters.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -364,8 +365,73 @@ class VerifyReplicationOperator(_HbrepOperator):
         bad = int(report.get("BADROWS", report.get("bad_rows", 0)))
         self.log.info("VerifyReplication %s on peer %s: %s", self.table, self.peer_id, report)
         if bad:
-            raise AirflowFailException(f"VerifyReplication {self.table} on peer {self.peer_id}: BADROWS={bad}")
+            offer = repair_offer(self.peer_id, self.table, list(self.families or []), int(self.start_ms),
+                                 int(self.end_ms))  # fmt: skip
+            context["ti"].xcom_push(key="repair_conf", value=offer)
+            self.log.error("To repair: trigger the hbrep_repair DAG with conf %s (dry_run first to see the plan)",
+                           json.dumps(offer))  # fmt: skip
+            raise AirflowFailException(
+                f"VerifyReplication {self.table} on peer {self.peer_id}: BADROWS={bad}; repair with the "
+                f"hbrep_repair DAG, conf {json.dumps(offer)}"
+            )
         return report
+
+
+def repair_offer(peer_id: str, table: str, families: list[str], start_ms: int, end_ms: int) -> dict[str, Any]:
+    """The hbrep_repair DAG's conf that repairs what a failed verify found (its peer, table and window)."""
+    return {"peer": peer_id, "table": table, "families": families or None, "start": start_ms, "end": end_ms,
+            "dry_run": False}  # fmt: skip
+
+
+class RepairOperator(_HbrepOperator):
+    """hbrep repair of one (peer, table) over a time range; fails when cells still differ afterwards."""
+
+    template_fields: Sequence[str] = ("peer_id", "table", "families", "start_ms", "end_ms", "dry_run", "deletes")
+
+    def __init__(
+        self,
+        *,
+        peer_id: str,
+        table: str,
+        families: Any = None,
+        start_ms: Any = None,
+        end_ms: Any = None,
+        dry_run: Any = False,
+        deletes: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.peer_id, self.table, self.families = peer_id, table, families
+        self.start_ms, self.end_ms, self.dry_run, self.deletes = start_ms, end_ms, dry_run, deletes
+
+    def execute(self, context: Any) -> dict[str, Any]:
+        families = self.families
+        if isinstance(families, str):
+            families = [f.strip() for f in families.split(",") if f.strip()]
+        report = self.hook.repair(
+            peer_id=str(self.peer_id),
+            table=str(self.table),
+            families=list(families or []) or None,
+            start_ms=_ms(self.start_ms) or 0,
+            end_ms=_ms(self.end_ms),
+            dry_run=_flag(self.dry_run),
+            deletes=None if self.deletes in (None, "", "None") else _flag(self.deletes),
+        )
+        before = report["before"]
+        self.log.info("repair plan of %s on peer %s: %s", self.table, self.peer_id, before["counters"])
+        self.log.info("cells to put %s, delete markers %s, bytes %s; written %s", before["cells_to_put"],
+                      before["cells_to_delete"], before["bytes_to_write"], report["written"])  # fmt: skip
+        if report["remaining"]:
+            raise AirflowFailException(
+                f"repair of {self.table} on peer {self.peer_id}: {report['remaining']} cells still differ: "
+                f"{report['why_remaining']}"
+            )
+        return report
+
+
+def _flag(value: Any) -> bool:
+    """A DAG param or template as a boolean (``True``, ``"true"``, ``1``)."""
+    return value if isinstance(value, bool) else str(value).strip().lower() in ("1", "true", "yes", "on")
 
 
 class QualityCheckOperator(_HbrepOperator):
