@@ -71,6 +71,9 @@ class SyncOptions:
     deletes: bool = True
     dry_run: bool = False
     buckets: int = DEFAULT_BUCKETS
+    # HashTable's --startrow/--stoprow: only rows in [start_row, stop_row) (None: open), as a seed's chunk
+    start_row: bytes | None = None
+    stop_row: bytes | None = None
 
     def __post_init__(self) -> None:
         if self.start_time < 0:
@@ -81,9 +84,14 @@ class SyncOptions:
             raise RepairError(f"--buckets {self.buckets} must be >= 1")
         if self.families is not None and not [f for f in self.families if f]:
             raise RepairError("--families is empty")
+        if self.start_row is not None and self.stop_row is not None and self.stop_row <= self.start_row:
+            raise RepairError(f"stop row {self.stop_row!r} is not after start row {self.start_row!r}")
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        raw = asdict(self)
+        for name in ("start_row", "stop_row"):
+            raw[name] = None if raw[name] is None else raw[name].hex()
+        return raw
 
 
 @dataclass
@@ -232,6 +240,10 @@ def plan_repair(
             spark, root, name, start_ts=options.start_time, end_ts=options.end_time, versions=ALL_VERSIONS,
             families=options.families, ordered=False,
         )  # fmt: skip
+        if options.start_row is not None:
+            scanned = scanned.where(F.col("row") >= F.lit(options.start_row))
+        if options.stop_row is not None:
+            scanned = scanned.where(F.col("row") < F.lit(options.stop_row))
         return scanned.select(*_CELL).withColumn("bucket", F.pmod(F.xxhash64("row"), F.lit(options.buckets)))
 
     source_cells, peer_cells = cells(source_root, table), cells(peer_root, peer_table)

@@ -30,6 +30,7 @@ from replication.cli import (
     peer_commands,
     peer_config_commands,
     repair_commands,
+    seed_commands,
     ship_commands,
     spark_commands,
     verify_commands,
@@ -106,7 +107,7 @@ SECTIONS = (
             peer_commands.disable_peer, peer_commands.list_peers, peer_commands.queues, ship_commands.status,
             *peer_config_commands.COMMANDS, *peer_config_commands.TABLE_COMMANDS,
             *consistency_commands.COMMANDS, *lag_commands.COMMANDS, *verify_commands.COMMANDS,
-            *repair_commands.COMMANDS,
+            *repair_commands.COMMANDS, *seed_commands.COMMANDS,
         ),
     ),
     (

@@ -99,6 +99,11 @@ def snapshot_step(
         for peer_id in leased:
             lease.release(zk, source.paths, peer_id, owner)
         raise
+    for peer_id in [p for p in leased if p not in manifest.peers]:
+        # a named peer that does not exist (yet: a seed may be about to add it) is not in the manifest, and
+        # commit releases the manifest's peers only: release it now, or it stays leased until it expires
+        lease.release(zk, source.paths, peer_id, owner)
+        leased.remove(peer_id)
     folder = Path(work_dir or work_dir_for(conf)) / manifest.cycle_id
     folder.mkdir(parents=True, exist_ok=True)
     path = str(folder / "manifest.json")

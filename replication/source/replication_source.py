@@ -22,7 +22,7 @@ from replication.config import Config
 from replication.errors import HbrepError
 from replication.fs import get_filesystem
 from replication.source.endpoint import ReplicationEndpoint, ShipFailed
-from replication.source.filters import EntryFilter
+from replication.source.filters import EntryFilter, table_name_str
 from replication.source.manifest import Manifest, PeerTask, QueueResult, QueueTask, WalProgress
 from replication.source.metrics import SourceMetrics
 from replication.source.peer_protocol import HBREP, configured_protocol, sink_client_factory
@@ -92,6 +92,15 @@ def peer_token(peer: PeerTask, conf: Config) -> str:
 
     fs, root = get_filesystem(peer.peer_root)
     return cluster_token(fs, root)
+
+
+def shipped_tables(peer: PeerTask, peer_conf: ReplicationPeerConfig) -> Callable[[str, str | None], bool]:
+    """The peer's table-cfs test, less the tables a seed is copying now (``paused_tables``: their edits
+    are tracked by the seed's helper peer and shipped when the copy is done, replication/seed.py)."""
+    paused = {table_name_str(t.encode()) for t in peer.config.get("paused_tables") or ()}
+    if not paused:
+        return peer_conf.need_to_replicate
+    return lambda table, family: table not in paused and peer_conf.need_to_replicate(table, family)
 
 
 def open_peer_endpoint(
@@ -166,7 +175,7 @@ def ship_queue(
         if not peer.peer_cluster_id:
             raise ShipFailed(f"peer {peer.peer_id} at {peer.cluster_key} is unreachable (no cluster id read)")
         entry_filter = EntryFilter(
-            peer_conf.need_to_replicate, uuid.UUID(manifest.source_cluster_id), uuid.UUID(peer.peer_cluster_id)
+            shipped_tables(peer, peer_conf), uuid.UUID(manifest.source_cluster_id), uuid.UUID(peer.peer_cluster_id)
         )
         endpoint, peer_servers = open_peer_endpoint(
             peer, conf, manifest.source_cluster_id, client_factory=client_factory, sleep=sleep,

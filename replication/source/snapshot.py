@@ -37,6 +37,7 @@ from replication.zk.peer_storage import ReplicationPeerStorage
 from replication.zk.queue_info import ReplicationQueueInfo, live_server_names
 from replication.zk.queue_snapshot import QueueSnapshot, cycle_snapshot
 from replication.zk.queue_storage import ReplicationQueueStorage
+from replication.zk.seed_marks import paused_tables
 from replication.zk.serial_barriers import read_barriers
 from replication.zk.shadow_peer import hbrep_ships
 
@@ -77,6 +78,9 @@ def read_peer(
         peer_root=None,
         sinks=[],
     )
+    paused = paused_tables(storage.zk, storage.paths, peer_id)
+    if paused:  # a seed copies these tables now; its helper peer's queues track their edits (seed.py)
+        task.config["paused_tables"] = paused
     if peer_error:
         task.config["peer_error"] = peer_error
         LOG.error("%s", peer_error)

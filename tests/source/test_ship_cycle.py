@@ -164,3 +164,14 @@ def test_ship_step_through_spark_submit(pair, peer_1, spark, tmp_path):
         assert [q.status for q in result.queues] == ["ok"] * len(result.queues) and result.queues
         commit_step(zk, pair.source_key, pair.conf, outcome.manifest_path, owner="submit")
     assert table_state(spark, pair.peer, table) == table_state(spark, pair.source, table)
+
+
+def test_a_cycle_naming_a_peer_that_does_not_exist_leaves_its_lease_free(pair, spark):
+    """A cycle for a peer id not (yet) there ships nothing and does not keep that peer leased, so the
+    peer's first cycle after it is added is not blocked until the lease expires."""
+    from replication.source import lease
+
+    report = cycle(pair, spark, peer_ids=["later"])
+    assert report.queues == []
+    with connected(pair.source_key) as zk:
+        assert lease.holder(zk, ZNodePaths(pair.conf, parent=pair.source_key.znode_parent), "later") is None

@@ -304,6 +304,60 @@ class ReplicationHook(BaseHook):
             spark = spark_session(f"hbrep-repair-{safe_name(peer_id)}-{safe_name(table)}")
             return run_repair(spark, job, self.conf).as_dict()
 
+    # -- seed -------------------------------------------------------------------------------------
+    def seed_start(self, *, peer_id: str, tables: list[str], cluster_key: str | None, chunks: int) -> list[dict]:
+        """``replication.seed.start_seed`` (or its resume): the (table, chunk) pairs left to copy."""
+        from replication.seed import check_seed_request, start_seed
+        from replication.spark import spark_session
+
+        with self.zk_hook.connected() as zk:
+            check_seed_request(zk, self.cluster_key, self.conf, peer_id, tables, cluster_key=cluster_key,
+                               chunks=chunks)  # fmt: skip
+            spark = spark_session(f"hbrep-seed-{safe_name(peer_id)}")
+            mark, _ = start_seed(spark, zk, self.cluster_key, self.conf, peer_id, tables, cluster_key=cluster_key,
+                                 chunks=chunks)  # fmt: skip
+        return [{"table": t, "chunk": k} for t, k in mark.chunks_left()]
+
+    def seed_copy(self, *, peer_id: str, table: str, chunk: int) -> int:
+        """``replication.seed.copy_chunk``: the cells written for one chunk (0 when it was done before)."""
+        from replication.seed import copy_chunk
+        from replication.spark import spark_session
+
+        spark = spark_session(f"hbrep-seed-{safe_name(peer_id)}")
+        with self.zk_hook.connected() as zk:
+            return copy_chunk(spark, zk, self.cluster_key, self.conf, peer_id, table, chunk)
+
+    def _ship_once(self, zk, peer_id: str) -> None:
+        from replication.jobs.launch import runner_for
+        from replication.source.cycle import run_cycle
+
+        run_cycle(zk, self.cluster_key, self.conf, runner=runner_for(self.conf), peer_ids=[peer_id])
+
+    def seed_catch_up(self, *, peer_id: str, timeout_s: float) -> dict[str, int]:
+        """``replication.seed.catch_up``, the helper shipped by cycles run from here (on the configured
+        engine); then until the peer shipped the tables' latest edits. The cycles and the token's time."""
+        from replication.seed import catch_up, wait_for_peer
+        from replication.zk.layout import ZNodePaths
+        from replication.zk.seed_marks import read_seed
+
+        with self.zk_hook.connected() as zk:
+            mark = read_seed(zk, ZNodePaths(self.conf, parent=self.cluster_key.znode_parent), peer_id)
+            tables = mark.tables if mark else []
+            cycles, through = catch_up(zk, self.cluster_key, self.conf, peer_id, timeout_s=timeout_s,
+                                       run_helper_cycle=lambda p: self._ship_once(zk, p))  # fmt: skip
+            cycles += wait_for_peer(zk, self.cluster_key, self.conf, peer_id, tables, timeout_s=timeout_s,
+                                    run_cycle=lambda p: self._ship_once(zk, p))  # fmt: skip
+        return {"cycles": cycles, "through_ms": through, "tables": tables}
+
+    def seed_verify(self, *, peer_id: str, tables: list[str], through_ms: int) -> dict[str, dict[str, int]]:
+        """``replication.seed.verify_seed``: VerifyReplication counters per seeded table (SeedError on BADROWS)."""
+        from replication.seed import verify_seed
+        from replication.spark import spark_session
+
+        spark = spark_session(f"hbrep-seed-{safe_name(peer_id)}")
+        with self.zk_hook.connected() as zk:
+            return verify_seed(spark, zk, self.cluster_key, self.conf, peer_id, tables, through_ms)
+
 
 def default_owner(dag_id: str, run_id: str, peer_id: str) -> str:
     """The lease owner of one peer branch of one DAG run (stable across task retries)."""

@@ -467,3 +467,79 @@ class QualityCheckOperator(_HbrepOperator):
             failed = [o.get("expectation") for o in report.get("outcomes", []) if not o.get("success")]
             raise AirflowFailException(f"quality checks of {self.table} on peer {self.peer_id} failed: {failed}")
         return report
+
+
+def _tables(value: Any) -> list[str]:
+    """A DAG param naming tables: a list, or ``"a,b"``."""
+    if isinstance(value, str):
+        return [t.strip() for t in value.split(",") if t.strip()]
+    return [str(t) for t in value or []]
+
+
+class SeedStartOperator(_HbrepOperator):
+    """Start (or resume) the seed of tables on a peer; returns the (table, chunk) pairs left to copy."""
+
+    template_fields: Sequence[str] = ("peer_id", "tables", "cluster_key", "chunks")
+
+    def __init__(self, *, peer_id: Any, tables: Any, cluster_key: Any = None, chunks: Any = 8, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.peer_id, self.tables, self.cluster_key, self.chunks = peer_id, tables, cluster_key, chunks
+
+    def execute(self, context: Any) -> list[dict[str, Any]]:
+        left = self.hook.seed_start(
+            peer_id=str(self.peer_id), tables=_tables(self.tables), cluster_key=self.cluster_key or None,
+            chunks=int(self.chunks or 8),
+        )  # fmt: skip
+        self.log.info("seed of peer %s: %d chunks to copy", self.peer_id, len(left))
+        return [{"peer_id": str(self.peer_id), **item} for item in left]
+
+
+class SeedCopyOperator(_HbrepOperator):
+    """Copy one chunk of one table to the peer (mapped: one task per chunk, the seed's progress)."""
+
+    template_fields: Sequence[str] = ("peer_id", "table", "chunk")
+
+    def __init__(self, *, peer_id: str, table: str, chunk: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.peer_id, self.table, self.chunk = peer_id, table, chunk
+
+    def execute(self, context: Any) -> int:
+        cells = self.hook.seed_copy(peer_id=self.peer_id, table=self.table, chunk=int(self.chunk))
+        self.log.info("seed of peer %s: table %s chunk %s copied, %d cells written", self.peer_id, self.table,
+                      self.chunk, cells)  # fmt: skip
+        return cells
+
+
+class SeedCatchUpOperator(_HbrepOperator):
+    """Ship what the peer skipped during the copy (the seed's helper peer), then end the seed."""
+
+    template_fields: Sequence[str] = ("peer_id",)
+
+    def __init__(self, *, peer_id: Any, timeout_s: float = 600.0, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.peer_id, self.timeout_s = peer_id, timeout_s
+
+    def execute(self, context: Any) -> dict[str, Any]:
+        outcome = self.hook.seed_catch_up(peer_id=str(self.peer_id), timeout_s=self.timeout_s)
+        self.log.info("seed of peer %s caught up: %s", self.peer_id, outcome)
+        return outcome
+
+
+class SeedVerifyOperator(_HbrepOperator):
+    """VerifyReplication of the seeded tables over what was written before the catch-up; fails on BADROWS."""
+
+    template_fields: Sequence[str] = ("peer_id", "caught_up")
+
+    def __init__(self, *, peer_id: Any, caught_up: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.peer_id, self.caught_up = peer_id, caught_up
+
+    def execute(self, context: Any) -> dict[str, Any]:
+        outcome = self.caught_up or {}
+        try:
+            return self.hook.seed_verify(
+                peer_id=str(self.peer_id), tables=list(outcome.get("tables") or []),
+                through_ms=int(outcome.get("through_ms") or 0),
+            )  # fmt: skip
+        except Exception as exc:
+            raise AirflowFailException(str(exc)) from None
