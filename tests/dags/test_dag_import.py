@@ -15,6 +15,7 @@ DAG_IDS = {
     "hbrep_wait_for_peer",
     "hbrep_verify_replicated",
     "hbrep_repair",
+    "hbrep_seed_peer",
 }
 
 
@@ -41,7 +42,7 @@ def test_dag_files_do_not_import_the_library_at_parse_time():
         "import sys, runpy\n"
         f"sys.path.insert(0, {str(airflow_env.PLUGINS)!r})\n"
         f"for f in ['hbrep_ship', 'hbrep_failover', 'hbrep_log_cleaner', 'hbrep_verify', 'hbrep_wait_for_peer', "
-        "'hbrep_verify_replicated', 'hbrep_repair']:\n"
+        "'hbrep_verify_replicated', 'hbrep_repair', 'hbrep_seed_peer']:\n"
         f"    runpy.run_path({str(airflow_env.DAGS)!r} + '/' + f + '.py')\n"
         "heavy = ('replication.', 'kazoo', 'pyspark')\n"
         "print(sorted(m for m in sys.modules if m == 'replication' or m.startswith(heavy)))\n"
@@ -98,3 +99,12 @@ def test_repair_dag_is_triggered_with_params(dagbag):
     assert set(repair.params.keys()) == {"peer", "table", "families", "start", "end", "dry_run", "deletes"}
     (task,) = repair.tasks
     assert task.task_type == "RepairOperator" and task.pool == "zookeeper"
+
+
+def test_seed_dag_maps_one_copy_task_per_chunk(dagbag):
+    seed = dagbag.dags["hbrep_seed_peer"]
+    assert type(seed.timetable).__name__ == "NullTimetable"
+    assert set(seed.params.keys()) == {"peer", "tables", "cluster_key", "chunks"}
+    tasks = {t.task_id: t for t in seed.tasks}
+    assert set(tasks) == {"start", "copy", "catch_up", "verify"}
+    assert tasks["copy"].upstream_task_ids == {"start"} and tasks["catch_up"].trigger_rule == "none_failed"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseHook
@@ -327,26 +328,32 @@ class ReplicationHook(BaseHook):
         with self.zk_hook.connected() as zk:
             return copy_chunk(spark, zk, self.cluster_key, self.conf, peer_id, table, chunk)
 
-    def _ship_once(self, zk, peer_id: str) -> None:
-        from replication.jobs.launch import runner_for
-        from replication.source.cycle import run_cycle
-
-        run_cycle(zk, self.cluster_key, self.conf, runner=runner_for(self.conf), peer_ids=[peer_id])
-
-    def seed_catch_up(self, *, peer_id: str, timeout_s: float) -> dict[str, int]:
-        """``replication.seed.catch_up``, the helper shipped by cycles run from here (on the configured
-        engine); then until the peer shipped the tables' latest edits. The cycles and the token's time."""
+    def seed_catch_up(self, *, peer_id: str, timeout_s: float, connect_url: str | None = None) -> dict[str, Any]:
+        """``replication.seed.catch_up``, the helper shipped by cycles run from here (on the Spark Connect
+        server at ``connect_url``, else by spark-submit); then until the peer shipped the tables' latest
+        edits. The cycles, the token's time and the tables."""
+        from replication.jobs.connect import ConnectShipRunner
+        from replication.jobs.launch import SparkSubmitRunner
         from replication.seed import catch_up, wait_for_peer
+        from replication.source.cycle import run_cycle
         from replication.zk.layout import ZNodePaths
         from replication.zk.seed_marks import read_seed
 
-        with self.zk_hook.connected() as zk:
-            mark = read_seed(zk, ZNodePaths(self.conf, parent=self.cluster_key.znode_parent), peer_id)
+        conf = self.conf
+        runner = ConnectShipRunner(conf, url=connect_url) if connect_url else SparkSubmitRunner()
+        with self.zk_hook.connected() as zk, ExitStack() as stack:
+            if connect_url:
+                stack.enter_context(runner)
+
+            def ship_once(peer: str) -> None:
+                run_cycle(zk, self.cluster_key, conf, runner=runner, peer_ids=[peer])
+
+            mark = read_seed(zk, ZNodePaths(conf, parent=self.cluster_key.znode_parent), peer_id)
             tables = mark.tables if mark else []
-            cycles, through = catch_up(zk, self.cluster_key, self.conf, peer_id, timeout_s=timeout_s,
-                                       run_helper_cycle=lambda p: self._ship_once(zk, p))  # fmt: skip
-            cycles += wait_for_peer(zk, self.cluster_key, self.conf, peer_id, tables, timeout_s=timeout_s,
-                                    run_cycle=lambda p: self._ship_once(zk, p))  # fmt: skip
+            cycles, through = catch_up(zk, self.cluster_key, conf, peer_id, run_helper_cycle=ship_once,
+                                       timeout_s=timeout_s)  # fmt: skip
+            cycles += wait_for_peer(zk, self.cluster_key, conf, peer_id, tables, run_cycle=ship_once,
+                                    timeout_s=timeout_s)  # fmt: skip
         return {"cycles": cycles, "through_ms": through, "tables": tables}
 
     def seed_verify(self, *, peer_id: str, tables: list[str], through_ms: int) -> dict[str, dict[str, int]]:

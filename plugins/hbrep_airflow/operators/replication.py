@@ -504,7 +504,8 @@ class SeedCopyOperator(_HbrepOperator):
         self.peer_id, self.table, self.chunk = peer_id, table, chunk
 
     def execute(self, context: Any) -> int:
-        cells = self.hook.seed_copy(peer_id=self.peer_id, table=self.table, chunk=int(self.chunk))
+        # str(): a DAG rendering templates as native objects turns a peer id such as "2" into an int
+        cells = self.hook.seed_copy(peer_id=str(self.peer_id), table=str(self.table), chunk=int(self.chunk))
         self.log.info("seed of peer %s: table %s chunk %s copied, %d cells written", self.peer_id, self.table,
                       self.chunk, cells)  # fmt: skip
         return cells
@@ -515,12 +516,23 @@ class SeedCatchUpOperator(_HbrepOperator):
 
     template_fields: Sequence[str] = ("peer_id",)
 
-    def __init__(self, *, peer_id: Any, timeout_s: float = 600.0, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        peer_id: Any,
+        timeout_s: float = 600.0,
+        spark_connect_conn_id: str = SparkConnectHook.default_conn_name,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
-        self.peer_id, self.timeout_s = peer_id, timeout_s
+        self.peer_id, self.timeout_s, self.spark_connect_conn_id = peer_id, timeout_s, spark_connect_conn_id
 
     def execute(self, context: Any) -> dict[str, Any]:
-        outcome = self.hook.seed_catch_up(peer_id=str(self.peer_id), timeout_s=self.timeout_s)
+        hook = self.hook
+        url = None
+        if hook.conf.get_str("hbrep.spark.mode") == "connect":  # the ship DAG's engine, through its connection
+            url = SparkConnectHook(self.spark_connect_conn_id).get_connection_url()
+        outcome = hook.seed_catch_up(peer_id=str(self.peer_id), timeout_s=self.timeout_s, connect_url=url)
         self.log.info("seed of peer %s caught up: %s", self.peer_id, outcome)
         return outcome
 
