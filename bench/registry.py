@@ -43,6 +43,7 @@ BENCHMARKS: list[str] = [
     "wal_reader_vs_hbase",
     "wal_on_hdfs",
     "verify",
+    "repair",
     "cycle_cost",
     "e2e",
     "failover",
@@ -57,7 +58,7 @@ BENCHMARKS: list[str] = [
 
 # Benchmarks that run the engine in one already-running Spark session, without Airflow's scheduler: the
 # report labels them "engine only" and puts them below the figures through the scheduler.
-ENGINE_ONLY = {"cycle_cost", "e2e", "lag", "ship_memory", "hot_paths", "wal_on_hdfs", "hbase_native"}
+ENGINE_ONLY = {"cycle_cost", "e2e", "lag", "ship_memory", "hot_paths", "wal_on_hdfs", "hbase_native", "repair"}
 THROUGH_SCHEDULER = ["scheduler"]
 
 
