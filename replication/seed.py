@@ -198,6 +198,19 @@ def check_seed_request(
     """The seed's tables, normalized, once the request is known to be good (no Spark needed): an hbrep
     source, the tables there, the peer there or a valid cluster key to add it, chunks >= 1. SeedError,
     UnknownTable, BadPeerId or a cluster-key error otherwise, one line each."""
+    return _checked_request(zk, key, conf, peer_id, tables, cluster_key, chunks)[0]
+
+
+def _checked_request(
+    zk: KazooClient,
+    key: ClusterKey,
+    conf: Config,
+    peer_id: str,
+    tables: list[str],
+    cluster_key: str | None,
+    chunks: int,
+) -> tuple[list[str], SourceCluster, list[TableDescriptor]]:
+    """check_seed_request's checks; also the source and the tables' descriptors they read."""
     names = _normalized(tables)
     if chunks < 1:
         raise SeedError(f"--chunks {chunks} must be >= 1")
@@ -207,15 +220,14 @@ def check_seed_request(
             f"{key} is a real HBase source: seed its peer with HBase's snapshot and ExportSnapshot (hbrep seeds "
             "from hbrep clusters only)"
         )
-    for table in names:
-        source_table(source, table)
+    descriptors = [source_table(source, table) for table in names]
     storage = ReplicationPeerStorage(zk, source.paths)
     if not storage.peer_exists(peer_id):
         if not cluster_key:
             raise SeedError(f"peer {peer_id} does not exist: give its cluster key (--cluster-key) to add it")
         check_peer_id(peer_id)
         ClusterKey.parse(cluster_key)
-    return names
+    return names, source, descriptors
 
 
 def start_seed(
@@ -233,8 +245,7 @@ def start_seed(
     """Start (or find, to resume) the seed of ``tables`` on ``peer_id``; the mark and the tables created
     on the peer. The peer is added with ``cluster_key`` when it does not exist. SeedError, PeerNotFound,
     UnknownTable (one line each) before anything is changed."""
-    names = check_seed_request(zk, key, conf, peer_id, tables, cluster_key=cluster_key, chunks=chunks)
-    source = open_source(zk, key, conf)
+    names, source, descriptors = _checked_request(zk, key, conf, peer_id, tables, cluster_key, chunks)
     storage = ReplicationPeerStorage(zk, source.paths)
     mark = read_seed(zk, source.paths, peer_id)
     if mark is not None:
@@ -245,7 +256,6 @@ def start_seed(
             )
         LOG.info("seed of peer %s resumes: %d chunks left", peer_id, len(mark.chunks_left()))
         return mark, []
-    descriptors = [source_table(source, t) for t in names]
     if not storage.peer_exists(peer_id):
         storage.add_peer(peer_id, ReplicationPeerConfig(cluster_key=str(cluster_key)))
         LOG.info("peer %s added (%s)", peer_id, cluster_key)
