@@ -44,6 +44,7 @@ BENCHMARKS: list[str] = [
     "wal_on_hdfs",
     "verify",
     "repair",
+    "seed_rate",
     "cycle_cost",
     "e2e",
     "failover",
@@ -58,7 +59,9 @@ BENCHMARKS: list[str] = [
 
 # Benchmarks that run the engine in one already-running Spark session, without Airflow's scheduler: the
 # report labels them "engine only" and puts them below the figures through the scheduler.
-ENGINE_ONLY = {"cycle_cost", "e2e", "lag", "ship_memory", "hot_paths", "wal_on_hdfs", "hbase_native", "repair"}
+ENGINE_ONLY = {
+    "cycle_cost", "e2e", "lag", "ship_memory", "hot_paths", "wal_on_hdfs", "hbase_native", "repair", "seed_rate",
+}  # fmt: skip
 THROUGH_SCHEDULER = ["scheduler"]
 
 

@@ -2,7 +2,8 @@
 
 Triggered by hand with params (peer, tables, and the peer's cluster key when it is to be added). ``start``
 adds the seed's helper peer (its queues track the tables' edits from now on), pauses the peer's shipping
-of those tables and cuts them into row-range chunks; ``copy`` is mapped, one task per chunk (the run's
+of those tables and cuts them into row-range chunks (between real HBase clusters: one chunk a table, copied
+by HBase's snapshot and ExportSnapshot into ``peer_rootdir``); ``copy`` is mapped, one task per chunk (the run's
 progress: a failed or killed chunk is retried, a run triggered again copies only the chunks left);
 ``catch_up`` ships what the peer skipped meanwhile and resumes its shipping; ``verify`` runs
 VerifyReplication of each table. See replication/seed.py.
@@ -36,6 +37,11 @@ with DAG(
         "tables": Param(type=["string", "array"], description="The tables (t or ns:t; a list or a,b)"),
         "cluster_key": Param(None, type=["null", "string"], description="The peer's cluster key, to add it"),
         "chunks": Param(8, type="integer", minimum=1, description="Row-range chunks per table"),
+        "peer_rootdir": Param(
+            None,
+            type=["null", "string"],
+            description="Between real HBase clusters: the peer's hbase.rootdir, where ExportSnapshot copies",
+        ),
     },
 ) as dag:
     start = SeedStartOperator(
@@ -45,6 +51,7 @@ with DAG(
         tables="{{ params.tables }}",
         cluster_key="{{ params.cluster_key }}",
         chunks="{{ params.chunks }}",
+        peer_rootdir="{{ params.peer_rootdir }}",
     )
     copy = SeedCopyOperator.partial(task_id="copy", max_active_tis_per_dagrun=2).expand_kwargs(start.output)
     # none_failed: a resumed run whose chunks were all copied before maps no copy task at all

@@ -23,8 +23,12 @@ and resume:
    versioned and the helper replays in WAL order after the copy.
 4. ``verify_seed``: VerifyReplication of every seeded table over the cells written before the token.
 
-Departure: with a real HBase source (a shadow peer), HBase's snapshot and ExportSnapshot are the tools;
-``start_seed`` refuses such a source with that one line (see the note in README's "With your HBase cluster").
+Between real HBase clusters (a real HBase source whose peer is a shadow peer to another real HBase), the
+copy is HBase's own: ``seed_snapshot.py`` takes a snapshot of each table on the source, copies it into the
+peer's ``hbase.rootdir`` with ExportSnapshot and clones (or restores) it there; each table is one chunk.
+The helper peer is then a shadow peer too (added through HBase's Admin, held DISABLED, shipped by hbrep).
+A real HBase source with an hbrep peer is refused with one line: ExportSnapshot copies HBase's files, which
+an hbrep cluster does not read.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from replication.cluster.hbase_source import read_hbase_source
 from replication.cluster.info import NoClusterInfo, read_cluster_info
 from replication.cluster.source_cluster import SourceCluster, open_source
 from replication.consistency import check_token, take_token
@@ -47,6 +52,7 @@ from replication.sync_table import SyncOptions
 from replication.tables.descriptors import TableDescriptor, TableRegistry
 from replication.tables.semantics import LATEST_TIMESTAMP
 from replication.tls import zk_client_tls
+from replication.verify import PEER_THRIFT_KEY
 from replication.zk.client import connected
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
@@ -60,6 +66,7 @@ from replication.zk.seed_marks import (
     read_seed,
     write_seed,
 )
+from replication.zk.shadow_peer import SHADOW_KEY, is_shadow_peer
 
 if TYPE_CHECKING:
     from kazoo.client import KazooClient
@@ -119,15 +126,20 @@ def _peer_registry(key: ClusterKey, conf: Config) -> TableRegistry | None:
 
 
 def ensure_tables_on_peer(conf: Config, config: ReplicationPeerConfig, descriptors: list[TableDescriptor]) -> list[str]:
-    """Create each table the peer lacks with the source's descriptor; the tables created. A real HBase
-    peer is not written to: a missing table there is a SeedError naming it (create it with HBase's shell)."""
+    """Create each table the peer lacks with the source's descriptor (families, their scopes and versions);
+    the tables created. An hbrep peer's registry is written; a real HBase peer is asked through its Admin."""
+    from replication.seed_snapshot import create_table, table_exists
+
     key = ClusterKey.parse(config.cluster_key)
     registry = _peer_registry(key, conf)
     created = []
     for desc in descriptors:
         if registry is None:
-            continue  # a real HBase peer: repair's scan of the peer reports a missing table with its name
-        if not registry.exists(desc.name):
+            if not table_exists(key, desc.name):
+                families = [(f, cf.scope, cf.max_versions) for f, cf in sorted(desc.families.items())]
+                create_table(key, desc.name, families)
+                created.append(desc.name)
+        elif not registry.exists(desc.name):
             registry.create(desc)
             created.append(desc.name)
     return created
@@ -194,11 +206,13 @@ def check_seed_request(
     *,
     cluster_key: str | None = None,
     chunks: int = DEFAULT_CHUNKS,
+    peer_rootdir: str | None = None,
 ) -> list[str]:
-    """The seed's tables, normalized, once the request is known to be good (no Spark needed): an hbrep
-    source, the tables there, the peer there or a valid cluster key to add it, chunks >= 1. SeedError,
-    UnknownTable, BadPeerId or a cluster-key error otherwise, one line each."""
-    return _checked_request(zk, key, conf, peer_id, tables, cluster_key, chunks)[0]
+    """The seed's tables, normalized, once the request is known to be good (no Spark needed): the tables on
+    the source, the peer there or a valid cluster key to add it, chunks >= 1; from a real HBase source, a
+    real HBase peer that hbrep ships (a shadow peer) and its rootdir. SeedError, UnknownTable, BadPeerId or
+    a cluster-key error otherwise, one line each."""
+    return _checked_request(zk, key, conf, peer_id, tables, cluster_key, chunks, peer_rootdir)[0]
 
 
 def _checked_request(
@@ -209,25 +223,68 @@ def _checked_request(
     tables: list[str],
     cluster_key: str | None,
     chunks: int,
+    peer_rootdir: str | None = None,
 ) -> tuple[list[str], SourceCluster, list[TableDescriptor]]:
     """check_seed_request's checks; also the source and the tables' descriptors they read."""
     names = _normalized(tables)
     if chunks < 1:
         raise SeedError(f"--chunks {chunks} must be >= 1")
     source = open_source(zk, key, conf)
-    if source.is_real_hbase:
-        raise SeedError(
-            f"{key} is a real HBase source: seed its peer with HBase's snapshot and ExportSnapshot (hbrep seeds "
-            "from hbrep clusters only)"
-        )
+    if peer_rootdir and not source.is_real_hbase:
+        raise SeedError(f"--peer-rootdir is for a seed from a real HBase source (ExportSnapshot); {key} is hbrep's")
     descriptors = [source_table(source, table) for table in names]
     storage = ReplicationPeerStorage(zk, source.paths)
-    if not storage.peer_exists(peer_id):
+    if storage.peer_exists(peer_id):
+        config = storage.get_peer_config(peer_id)
+    else:
         if not cluster_key:
             raise SeedError(f"peer {peer_id} does not exist: give its cluster key (--cluster-key) to add it")
         check_peer_id(peer_id)
         ClusterKey.parse(cluster_key)
+        config = None
+    if source.is_real_hbase:
+        _check_snapshot_seed(zk, source, conf, peer_id, config, peer_rootdir)
     return names, source, descriptors
+
+
+def _check_snapshot_seed(
+    zk: KazooClient, source: SourceCluster, conf: Config, peer_id: str, config: ReplicationPeerConfig | None,
+    peer_rootdir: str | None,
+) -> None:  # fmt: skip
+    """A seed from a real HBase source: the peer is a shadow peer to a real HBase, whose rootdir is given, and
+    both Thrift servers are on record (the final VerifyReplication reads both tables through them)."""
+    if config is None:
+        raise SeedError(
+            f"peer {peer_id} does not exist on the real HBase source {source.key}: add it first with add_peer "
+            f"--shadow (and --config {PEER_THRIFT_KEY}=HOST:PORT, its Thrift server)"
+        )
+    if not is_shadow_peer(config):
+        raise SeedError(
+            f"peer {peer_id} is shipped by HBase itself, not hbrep (no {SHADOW_KEY}=true): seed it with HBase's "
+            "recipe, or add the peer with add_peer --shadow"
+        )
+    peer_key = ClusterKey.parse(config.cluster_key)
+    if _peer_registry(peer_key, conf) is not None:
+        raise SeedError(
+            f"peer {peer_id} ({peer_key}) is an hbrep cluster: a seed from a real HBase source copies HBase's files "
+            "with ExportSnapshot, so its peer must be a real HBase cluster"
+        )
+    if not peer_rootdir:
+        raise SeedError(
+            f"a seed from a real HBase source needs the peer's hbase.rootdir (--peer-rootdir): ExportSnapshot "
+            f"copies the snapshot there for peer {peer_id}"
+        )
+    registered = read_hbase_source(zk, source.paths)
+    if registered is None or not registered.thrift:
+        raise SeedError(
+            f"the real HBase source {source.key} has no Thrift server on record (add_peer --shadow --thrift "
+            "HOST:PORT): the seed's VerifyReplication reads the source through it"
+        )
+    if not config.configuration.get(PEER_THRIFT_KEY):
+        raise SeedError(
+            f"peer {peer_id} has no {PEER_THRIFT_KEY} (its Thrift server): the seed's VerifyReplication reads the "
+            "peer through it (set it with update_peer_config)"
+        )
 
 
 def start_seed(
@@ -241,11 +298,13 @@ def start_seed(
     cluster_key: str | None = None,
     chunks: int = DEFAULT_CHUNKS,
     queue_timeout_s: float = 60.0,
+    peer_rootdir: str | None = None,
 ) -> tuple[SeedMark, list[str]]:
     """Start (or find, to resume) the seed of ``tables`` on ``peer_id``; the mark and the tables created
-    on the peer. The peer is added with ``cluster_key`` when it does not exist. SeedError, PeerNotFound,
-    UnknownTable (one line each) before anything is changed."""
-    names, source, descriptors = _checked_request(zk, key, conf, peer_id, tables, cluster_key, chunks)
+    on the peer (for a seed by snapshot: those the peer lacks, which the restore will create). The peer is
+    added with ``cluster_key`` when it does not exist. SeedError, PeerNotFound, UnknownTable (one line
+    each) before anything is changed."""
+    names, source, descriptors = _checked_request(zk, key, conf, peer_id, tables, cluster_key, chunks, peer_rootdir)
     storage = ReplicationPeerStorage(zk, source.paths)
     mark = read_seed(zk, source.paths, peer_id)
     if mark is not None:
@@ -256,6 +315,8 @@ def start_seed(
             )
         LOG.info("seed of peer %s resumes: %d chunks left", peer_id, len(mark.chunks_left()))
         return mark, []
+    if source.is_real_hbase:
+        return _start_snapshot_seed(zk, key, source, peer_id, names, descriptors, str(peer_rootdir), queue_timeout_s)
     if not storage.peer_exists(peer_id):
         storage.add_peer(peer_id, ReplicationPeerConfig(cluster_key=str(cluster_key)))
         LOG.info("peer %s added (%s)", peer_id, cluster_key)
@@ -278,6 +339,36 @@ def start_seed(
     return mark, created
 
 
+def _start_snapshot_seed(
+    zk: KazooClient,
+    key: ClusterKey,
+    source: SourceCluster,
+    peer_id: str,
+    names: list[str],
+    descriptors: list[TableDescriptor],
+    peer_rootdir: str,
+    queue_timeout_s: float,
+) -> tuple[SeedMark, list[str]]:
+    """start_seed between real HBase clusters: the helper is a shadow peer added through HBase's Admin, like the
+    peer (HBase queues their WALs, hbrep ships them); each table is one chunk, copied by snapshot."""
+    from replication.devstack.shadow_peers import add_shadow_peer
+    from replication.seed_snapshot import table_exists
+
+    storage = ReplicationPeerStorage(zk, source.paths)
+    config = storage.get_peer_config(peer_id)
+    helper = helper_peer_id(peer_id)
+    peer_key = ClusterKey.parse(config.cluster_key)
+    missing = [d.name for d in descriptors if not table_exists(peer_key, d.name)]
+    if not storage.peer_exists(helper):
+        add_shadow_peer(key, zk, source.paths, helper, _helper_config(config, descriptors), None)
+    _wait_for_helper_queues(zk, source, helper, queue_timeout_s)
+    mark = SeedMark(peer_id, names, {t: [] for t in names}, int(time.time() * 1000), method="snapshot",
+                    peer_rootdir=peer_rootdir)  # fmt: skip
+    write_seed(zk, source.paths, mark)
+    LOG.info("seed of peer %s started by snapshot: tables %s (missing on the peer: %s)", peer_id, names, missing)
+    return mark, missing
+
+
 # ---------------------------------------------------------------------------------------------------
 # 2. copy
 
@@ -295,6 +386,8 @@ def copy_chunk(spark: Any, zk: KazooClient, key: ClusterKey, conf: Config, peer_
         raise SeedError(f"the seed of peer {peer_id} has no chunk {chunk} of table {table}")
     if chunk in mark.done.get(table, []):
         return 0
+    if mark.method == "snapshot":
+        return _copy_by_snapshot(zk, key, conf, mark, table)
     start_row, stop_row = mark.row_range(table, chunk)
     options = SyncOptions(start_row=start_row, stop_row=stop_row)
     # No deletes while the source keeps writing: a cell its scan missed (still in a memstore a flush did not
@@ -307,6 +400,22 @@ def copy_chunk(spark: Any, zk: KazooClient, key: ClusterKey, conf: Config, peer_
     LOG.info("seed of peer %s: table %s chunk %d/%d copied (%d cells written); %d chunks left", peer_id, table,
              chunk + 1, mark.chunk_count(table), cells, len(left))  # fmt: skip
     return cells
+
+
+def _copy_by_snapshot(zk: KazooClient, key: ClusterKey, conf: Config, mark: SeedMark, table: str) -> int:
+    """One table of a seed between real HBase clusters: HBase's snapshot, ExportSnapshot, clone or restore
+    (``seed_snapshot.py``); recorded finished. Returns 0: HBase copies files, it counts no cells."""
+    from replication.seed_snapshot import copy_table_by_snapshot, snapshot_name
+
+    source = open_source(zk, key, conf)
+    peer_key = ClusterKey.parse(ReplicationPeerStorage(zk, source.paths).get_peer_config(mark.peer_id).cluster_key)
+    name = snapshot_name(mark.peer_id, table, mark.started_ms)
+    started = time.monotonic()
+    action = copy_table_by_snapshot(key, source.root_uri, peer_key, mark.peer_rootdir, table, name)
+    chunk_done(zk, source.paths, mark.peer_id, table, 0)
+    LOG.info("seed of peer %s: table %s %s on the peer from snapshot %s in %.1f s", mark.peer_id, table, action,
+             name, time.monotonic() - started)  # fmt: skip
+    return 0
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -338,8 +447,9 @@ def catch_up(
     if mark.stage != "catching-up":
         mark.stage = "catching-up"
         write_seed(zk, paths, mark)
-    if not storage.is_peer_enabled(helper):
-        storage.set_peer_state(helper, True)
+    shadow_helper = is_shadow_peer(storage.get_peer_config(helper))
+    if not shadow_helper and not storage.is_peer_enabled(helper):
+        storage.set_peer_state(helper, True)  # a shadow helper ships while HBase holds it DISABLED
     deadline = time.monotonic() + timeout_s
     cycles = 0
     # Ship the helper freely first (most of the backlog), then stop the peer's cycles and finish.
@@ -364,7 +474,12 @@ def catch_up(
             run_helper_cycle(helper)
             cycles += 1
         delete_seed(zk, paths, peer_id)
-        storage.remove_peer(helper)
+        if shadow_helper:
+            from replication.devstack.shadow_peers import remove_shadow_peer
+
+            remove_shadow_peer(key, helper)  # through HBase's Admin: HBase drops the helper's queues
+        else:
+            storage.remove_peer(helper)
     finally:
         lease.release(zk, paths, peer_id, owner)
     LOG.info("seed of peer %s caught up in %d cycles; its tables ship with the peer again", peer_id, cycles)
@@ -429,13 +544,15 @@ def seed_peer(
     cluster_key: str | None = None,
     chunks: int = DEFAULT_CHUNKS,
     timeout_s: float = 600.0,
+    peer_rootdir: str | None = None,
 ) -> SeedReport:
     """The whole seed in this process: start (or resume), copy every chunk left, catch up, verify."""
     from replication.jobs.launch import runner_for
     from replication.source.cycle import run_cycle
 
     started = time.monotonic()
-    mark, created = start_seed(spark, zk, key, conf, peer_id, tables, cluster_key=cluster_key, chunks=chunks)
+    mark, created = start_seed(spark, zk, key, conf, peer_id, tables, cluster_key=cluster_key, chunks=chunks,
+                               peer_rootdir=peer_rootdir)  # fmt: skip
     report = SeedReport(peer_id, mark.tables, created, {t: mark.chunk_count(t) for t in mark.tables})
     report.resumed_chunks = sum(len(v) for v in mark.done.values())
     for table, chunk in mark.chunks_left():

@@ -18,6 +18,8 @@ from replication.cli.common import CliContext, emit_json, json_option, pass_cont
 @click.option("--cluster-key", help="Add PEER with this cluster key (quorum:port:/parent) when it does not exist.")
 @click.option("--chunks", type=click.IntRange(min=1), default=8, show_default=True,
               help="Row-range chunks per table (each copied, and recorded, on its own).")  # fmt: skip
+@click.option("--peer-rootdir", help="The peer's hbase.rootdir, for a seed between real HBase clusters: HBase's "
+              "ExportSnapshot copies each table's snapshot there (hdfs://nn:8020/hbase, file:///...).")  # fmt: skip
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=1), default=600, show_default=True,
               help="Seconds the catch-up may take before the seed stops (run it again to go on).")  # fmt: skip
 @json_option
@@ -28,22 +30,27 @@ def seed_peer(
     tables: tuple[str, ...],
     cluster_key: str | None,
     chunks: int,
+    peer_rootdir: str | None,
     timeout_s: float,
     as_json: bool,
 ) -> None:
     """Copy TABLES to PEER while the source keeps writing: their edits are held for PEER meanwhile and
-    shipped from where the seed began once the copy is done; ends with VerifyReplication of each."""
+    shipped from where the seed began once the copy is done; ends with VerifyReplication of each.
+
+    From a real HBase source (PEER a shadow peer to a real HBase cluster) each table is copied with HBase's
+    own snapshot, ExportSnapshot (into --peer-rootdir) and clone/restore on the peer."""
     from replication.seed import check_seed_request
     from replication.seed import seed_peer as run_seed
     from replication.spark import spark_session
     from replication.zk.client import connected, zk_options
 
     with connected(ctx.cluster, **zk_options(ctx.conf)) as zk:
-        check_seed_request(zk, ctx.cluster, ctx.conf, peer, list(tables), cluster_key=cluster_key, chunks=chunks)
+        check_seed_request(zk, ctx.cluster, ctx.conf, peer, list(tables), cluster_key=cluster_key, chunks=chunks,
+                           peer_rootdir=peer_rootdir)  # fmt: skip
         spark = spark_session("hbrep-seed", master=ctx.conf.get_str("hbrep.spark.master"))  # after the checks
         report = run_seed(
             spark, zk, ctx.cluster, ctx.conf, peer, list(tables), cluster_key=cluster_key, chunks=chunks,
-            timeout_s=timeout_s,
+            timeout_s=timeout_s, peer_rootdir=peer_rootdir,
         )  # fmt: skip
     if as_json:
         emit_json(report.as_dict())

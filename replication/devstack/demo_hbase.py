@@ -9,7 +9,10 @@
 4. Under Airflow's scheduler (as ``make up`` runs it): ``hbrep_failover`` (which leaves the claim to
    HBase), ``hbrep_ship`` until everything is shipped, ``hbrep_verify`` (hbrep's verify and the GX
    checks, reading both real tables through Thrift).
-5. HBase's VerifyReplication (hbase-mapreduce, local job runner) of the table; a report.
+5. HBase's VerifyReplication (hbase-mapreduce, local job runner) of the table.
+6. Table ``history``, written on A before the peer existed and missing on B, is seeded by ``hbrep_seed_peer``
+   under the scheduler: HBase's snapshot and ExportSnapshot into B's rootdir, clone_snapshot on B, the
+   edits written meanwhile shipped by the seed's helper peer; HBase's VerifyReplication of it; a report.
 Everything it started is stopped at the end, also on failure or Ctrl-C.
 """
 
@@ -38,6 +41,8 @@ from replication.zk.queue_storage import ReplicationQueueStorage
 
 TABLE = "usertable"
 PEER = "1"
+HISTORY = "history"
+HISTORY_ROWS = 500
 
 
 def write_load(cluster: RealHBase, rows: int, kill_at: int, killed: list[str], acked: list[int]) -> None:
@@ -85,6 +90,15 @@ def run(rows: int, state: Path) -> dict[str, Any]:
             stack.callback(cluster.stop)
             cluster.admin("create-table", TABLE, "1", "cf:1", "local:0")
         say(f"table {TABLE} on both: family cf replicated (scope 1), family local kept local (scope 0)")
+        hbase_a.admin("create-table", HISTORY, "1", "cf:1")
+        connection = hbase_a.happybase_connection()
+        try:
+            for i in range(HISTORY_ROWS):
+                connection.table(HISTORY).put(b"old%06d" % i, {b"cf:field0": b"history-%d" % i})
+        finally:
+            connection.close()
+        hbase_a.admin("roll")  # the history leaves the WALs a new peer's queues start at
+        say(f"table {HISTORY} on A only: {HISTORY_ROWS} rows written before the peer exists (to seed later)")
         source = ClusterKey.parse(key_a)
         peer_config = ReplicationPeerConfig(
             cluster_key=key_b, configuration={"hbrep.peer.thrift": f"127.0.0.1:{hbase_b.layout().thrift_port}"}
@@ -132,6 +146,14 @@ def run(rows: int, state: Path) -> dict[str, Any]:
         report["quality"] = stored["checks"].get(f"quality/{PEER}/{TABLE}", {})
         say("HBase's own VerifyReplication of the table (hbase-mapreduce, local job runner)")
         report["hbase_verify"] = hbase_a.verify_replication(PEER, TABLE, families=["cf"])
+        api.wait_for_dag("hbrep_seed_peer", timeout=180)
+        seed_conf = {"peer": PEER, "tables": HISTORY, "peer_rootdir": hbase_b.rootdir_uri}
+        started_run = time.monotonic()
+        run = run_dag(api, "hbrep_seed_peer", seed_conf)
+        report["dag_runs"].append(f"hbrep_seed_peer: {run['state']}")
+        say(f"hbrep_seed_peer run {run['dag_run_id']} ({HISTORY} by HBase's snapshot + ExportSnapshot): "
+            f"{run['state']} in {time.monotonic() - started_run:.0f}s")  # fmt: skip
+        report["hbase_verify_seeded"] = hbase_a.verify_replication(PEER, HISTORY, families=["cf"])
         say("stopping everything it started")
     return report
 
@@ -139,6 +161,7 @@ def run(rows: int, state: Path) -> dict[str, Any]:
 def print_report(report: dict[str, Any]) -> None:
     ours = report.get("verify", {}).get("counters", {})
     theirs = report.get("hbase_verify", {})
+    seeded = report.get("hbase_verify_seeded", {})
     quality = report.get("quality", {})
     lines = [
         "",
@@ -152,6 +175,8 @@ def print_report(report: dict[str, Any]) -> None:
         f"DAG runs                         {report.get('dag_runs')}",
         f"HBase's VerifyReplication        GOODROWS={theirs.get('GOODROWS')} BADROWS={theirs.get('BADROWS', 0)}",
         f"hbrep's verify                   GOODROWS={ours.get('GOODROWS')} BADROWS={ours.get('BADROWS')}",
+        f"seeded table {HISTORY}, HBase's VerifyReplication  GOODROWS={seeded.get('GOODROWS')} "
+        f"BADROWS={seeded.get('BADROWS', 0)}",
         f"GX checks                        {'passed' if quality.get('success') else 'FAILED'}",
         f"state kept in                    {report.get('state')}",
     ]
@@ -170,6 +195,8 @@ def main(argv: list[str] | None = None) -> int:
         and theirs.get("BADROWS", 0) == 0
         and report.get("verify", {}).get("counters", {}).get("BADROWS") == 0
         and report.get("quality", {}).get("success")
+        and report.get("hbase_verify_seeded", {}).get("GOODROWS") == HISTORY_ROWS
+        and report.get("hbase_verify_seeded", {}).get("BADROWS", 0) == 0
     )
     return 0 if ok else 1
 

@@ -41,7 +41,8 @@ def seed_path(paths: ZNodePaths, peer_id: str) -> str:
 @dataclass
 class SeedMark:
     """One peer's seed: its tables, the row-range chunks of each, those finished, and its stage
-    (``copying`` → ``catching-up``)."""
+    (``copying`` → ``catching-up``). A seed between real HBase clusters copies each table whole by
+    snapshot: one chunk a table."""
 
     peer_id: str
     tables: list[str]
@@ -49,6 +50,8 @@ class SeedMark:
     started_ms: int
     stage: str = "copying"
     done: dict[str, list[int]] = field(default_factory=dict)  # table → chunk indexes finished
+    method: str = "chunks"  # "chunks": row ranges copied as repairs; "snapshot": HBase's snapshot + ExportSnapshot
+    peer_rootdir: str = ""  # the peer's hbase.rootdir, where ExportSnapshot copies ("snapshot" only)
 
     @property
     def helper(self) -> str:

@@ -296,3 +296,138 @@ def test_hbase_replication_markers_in_a_real_hbase_wal_are_heartbeats_never_data
         assert after["through_ms"] > before["through_ms"], (before, after)  # moves with no writes: a heartbeat
     finally:
         hbrep("remove_peer", peer, cluster=key)
+
+
+class TimedLoad(threading.Thread):
+    """Rows put into A through Thrift with the server's own timestamps (so the seed's final verify, which
+    reads cells written before its token, does not count rows put after it), each retried until taken."""
+
+    def __init__(self, real_hbase: RealHBase, table: str, rows: int, prefix: bytes):
+        super().__init__(daemon=True)
+        self.real_hbase, self.table, self.rows, self.prefix = real_hbase, table, rows, prefix
+        self.error = ""
+
+    def run(self) -> None:
+        connection = self.real_hbase.happybase_connection()
+        try:
+            for i in range(self.rows):
+                row = self.prefix + b"%05d" % i
+                try:
+                    connection = self.real_hbase.put_until_taken(
+                        connection, self.table, row, {b"a:q": b"v%d" % i, b"b:q": b"local"}
+                    )
+                except Exception as exc:
+                    self.error = f"row {row!r} not taken: {exc}"
+                    return
+                time.sleep(0.02)
+        finally:
+            connection.close()
+
+
+def family_cells(cells: set[tuple], family: bytes) -> set[tuple]:
+    return {c for c in cells if c[1] == family}
+
+
+def test_seed_peer_between_real_hbase_clusters_by_snapshot_while_a_keeps_writing(real_hbase, real_hbase_peer, spark):
+    """hbrep seed_peer from real HBase A to real HBase B: HBase's snapshot, ExportSnapshot (Maven classpath)
+    and clone_snapshot (the table is missing on B), a helper shadow peer holding the edits written meanwhile,
+    then B holds A's cells (family a) exactly, and HBase's VerifyReplication reports BADROWS=0."""
+    a_key, b_key = real_hbase.layout().cluster_key, real_hbase_peer.layout().cluster_key
+    peer, table = f"d{uuid.uuid4().hex[:6]}", f"seeded_{uuid.uuid4().hex[:8]}"
+    a_thrift = f"127.0.0.1:{real_hbase.layout().thrift_port}"
+    b_thrift = f"127.0.0.1:{real_hbase_peer.layout().thrift_port}"
+    real_hbase.admin("create-table", table, "3", "a:1:3", "b:0")
+    history = TimedLoad(real_hbase, table, 300, b"h")
+    history.run()  # history before the peer exists: only the snapshot can bring it to B
+    assert not history.error, history.error
+    real_hbase.admin("roll")  # ... and out of the WALs a new peer's queues start at
+    hbrep(
+        "add_peer", peer, b_key, "--shadow", "--rootdir", real_hbase.rootdir_uri, "--thrift", a_thrift,
+        "--table-cfs", table, "--config", f"hbrep.peer.thrift={b_thrift}", cluster=a_key,
+    )  # fmt: skip
+    try:
+        load = TimedLoad(real_hbase, table, 400, b"r")
+        load.start()
+        seeded = hbrep_json("seed_peer", peer, table, "--peer-rootdir", real_hbase_peer.rootdir_uri, cluster=a_key)
+        assert seeded["created_on_peer"] == [table], seeded  # cloned from A's snapshot, A's descriptor
+        assert seeded["verify"][table]["BADROWS"] == 0 and seeded["verify"][table]["GOODROWS"] >= 300, seeded
+        load.join(120)
+        assert not load.is_alive() and not load.error, load.error
+        deadline = time.monotonic() + 180
+        while True:  # the peer's own cycles ship the rest of the load
+            report = _cycle(a_key, spark)
+            assert all(q["status"] in ("ok", "disabled") for q in report.queues), report.queues
+            on_a = family_cells(hbase_table_cells(real_hbase, table), b"a")
+            if family_cells(hbase_table_cells(real_hbase_peer, table), b"a") == on_a:
+                break
+            assert time.monotonic() < deadline, len(on_a)
+            time.sleep(1)
+        assert len({c[0] for c in on_a}) == 700
+        counters = real_hbase.verify_replication(peer, table, families=["a"])
+        assert counters["GOODROWS"] == 700 and counters.get("BADROWS", 0) == 0, counters
+        # B has A's descriptor; the helper peer and both snapshots are gone
+        on_b = {d.name: d for d in read_hbase_tables(LocalFileSystem(), str(real_hbase_peer.rootdir))}[table]
+        assert (on_b.family("a").scope, on_b.family("a").max_versions, on_b.family("b").scope) == (1, 3, 0)
+        assert {p["id"] for p in real_hbase.admin("peers")} & {peer, f"seed.{peer}"} == {peer}
+        assert not list((real_hbase.rootdir / ".hbase-snapshot").glob("hbrep-seed-*"))
+        assert not list((real_hbase_peer.rootdir / ".hbase-snapshot").glob("hbrep-seed-*"))
+    finally:
+        hbrep("remove_peer", peer, cluster=a_key)
+
+
+def test_seed_peer_from_real_hbase_refuses_bad_requests_with_one_line(real_hbase, hbrep_sink):
+    a_key = real_hbase.layout().cluster_key
+    peer, table = f"n{uuid.uuid4().hex[:6]}", f"refused_{uuid.uuid4().hex[:8]}"
+    real_hbase.admin("create-table", table, "1", "a:1")
+
+    def refused(*args: str) -> str:
+        done = subprocess.run([*HBREP, "--cluster", a_key, "seed_peer", *args], capture_output=True, text=True)
+        assert done.returncode != 0 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+        return done.stderr.strip()
+
+    hbrep("add_peer", peer, str(hbrep_sink.key), "--shadow", "--rootdir", real_hbase.rootdir_uri, cluster=a_key)
+    try:
+        assert "is an hbrep cluster" in refused(peer, table, "--peer-rootdir", "/nowhere")
+        assert "does not exist" in refused(peer, "no_such_table")
+    finally:
+        hbrep("remove_peer", peer, cluster=a_key)
+    b_key = f"127.0.0.1:{ClusterKey.parse(a_key).servers[0][1]}:/hbase"
+    assert "add it first with add_peer --shadow" in refused(f"{peer}x", table, "--cluster-key", b_key)
+    assert f"seed.{peer}" not in {p["id"] for p in real_hbase.admin("peers")}
+
+
+def test_seed_peer_from_hbrep_to_a_real_hbase_creates_the_missing_table_with_the_source_descriptor(
+    real_hbase_peer, hbrep_sink
+):
+    """An hbrep source seeds a real HBase peer that lacks the table: HBase's Admin creates it with the
+    source's families, scopes and versions; the chunks are written over HBase's RPC; B then holds the
+    source's cells exactly, and HBase's own descriptor says what the source's does."""
+    from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
+    from replication.wal.model import Cell, CellType
+
+    source_key, b_key = str(hbrep_sink.key), real_hbase_peer.layout().cluster_key
+    peer, table = f"y{uuid.uuid4().hex[:6]}", f"toreal_{uuid.uuid4().hex[:8]}"
+    b_thrift = f"127.0.0.1:{real_hbase_peer.layout().thrift_port}"
+    families = (ColumnFamilyDescriptor("a", scope=1, max_versions=3), ColumnFamilyDescriptor("b", scope=1))
+    TableRegistry(LocalFileSystem(), hbrep_sink.root).create(TableDescriptor.of(table, *families))
+    with hbrep_sink.client() as client:
+        cells = [Cell(b"k%04d" % i, b"a", b"q", 1_000 + v, CellType.PUT, b"v%d-%d" % (i, v))
+                 for i in range(400) for v in range(2)]  # fmt: skip
+        cells += [Cell(b"k%04d" % i, b"b", b"q", 2_000, CellType.PUT, b"b%d" % i) for i in range(0, 400, 3)]
+        client.batch(table, cells)
+    hbrep("add_peer", peer, b_key, "--table-cfs", table, "--config", f"hbrep.peer.thrift={b_thrift}",
+          cluster=source_key)  # fmt: skip
+    try:
+        seeded = hbrep_json("seed_peer", peer, table, "--chunks", "3", cluster=source_key)
+        assert seeded["created_on_peer"] == [table] and seeded["chunks"] == {table: 3}, seeded
+        assert seeded["verify"][table] == {**seeded["verify"][table], "GOODROWS": 400, "BADROWS": 0}, seeded
+        expected = {(c.row, c.family, c.qualifier, c.timestamp, c.value) for c in cells}
+        assert hbrep_table_cells(hbrep_sink, table) == expected
+        assert hbase_table_cells(real_hbase_peer, table) == expected
+        on_b = {d.name: d for d in read_hbase_tables(LocalFileSystem(), str(real_hbase_peer.rootdir))}[table]
+        assert [(f, on_b.family(f).scope, on_b.family(f).max_versions) for f in ("a", "b")] == [
+            ("a", 1, 3),
+            ("b", 1, families[1].max_versions),
+        ]
+    finally:
+        hbrep("remove_peer", peer, cluster=source_key)

@@ -306,17 +306,19 @@ class ReplicationHook(BaseHook):
             return run_repair(spark, job, self.conf).as_dict()
 
     # -- seed -------------------------------------------------------------------------------------
-    def seed_start(self, *, peer_id: str, tables: list[str], cluster_key: str | None, chunks: int) -> list[dict]:
+    def seed_start(
+        self, *, peer_id: str, tables: list[str], cluster_key: str | None, chunks: int, peer_rootdir: str | None = None
+    ) -> list[dict]:
         """``replication.seed.start_seed`` (or its resume): the (table, chunk) pairs left to copy."""
         from replication.seed import check_seed_request, start_seed
         from replication.spark import spark_session
 
         with self.zk_hook.connected() as zk:
             check_seed_request(zk, self.cluster_key, self.conf, peer_id, tables, cluster_key=cluster_key,
-                               chunks=chunks)  # fmt: skip
+                               chunks=chunks, peer_rootdir=peer_rootdir)  # fmt: skip
             spark = spark_session(f"hbrep-seed-{safe_name(peer_id)}")
             mark, _ = start_seed(spark, zk, self.cluster_key, self.conf, peer_id, tables, cluster_key=cluster_key,
-                                 chunks=chunks)  # fmt: skip
+                                 chunks=chunks, peer_rootdir=peer_rootdir)  # fmt: skip
         return [{"table": t, "chunk": k} for t, k in mark.chunks_left()]
 
     def seed_copy(self, *, peer_id: str, table: str, chunk: int) -> int:

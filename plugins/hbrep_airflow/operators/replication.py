@@ -479,16 +479,26 @@ def _tables(value: Any) -> list[str]:
 class SeedStartOperator(_HbrepOperator):
     """Start (or resume) the seed of tables on a peer; returns the (table, chunk) pairs left to copy."""
 
-    template_fields: Sequence[str] = ("peer_id", "tables", "cluster_key", "chunks")
+    template_fields: Sequence[str] = ("peer_id", "tables", "cluster_key", "chunks", "peer_rootdir")
 
-    def __init__(self, *, peer_id: Any, tables: Any, cluster_key: Any = None, chunks: Any = 8, **kwargs: Any):
+    def __init__(
+        self,
+        *,
+        peer_id: Any,
+        tables: Any,
+        cluster_key: Any = None,
+        chunks: Any = 8,
+        peer_rootdir: Any = None,
+        **kwargs: Any,
+    ):
         super().__init__(**kwargs)
         self.peer_id, self.tables, self.cluster_key, self.chunks = peer_id, tables, cluster_key, chunks
+        self.peer_rootdir = peer_rootdir
 
     def execute(self, context: Any) -> list[dict[str, Any]]:
         left = self.hook.seed_start(
             peer_id=str(self.peer_id), tables=_tables(self.tables), cluster_key=self.cluster_key or None,
-            chunks=int(self.chunks or 8),
+            chunks=int(self.chunks or 8), peer_rootdir=self.peer_rootdir or None,
         )  # fmt: skip
         self.log.info("seed of peer %s: %d chunks to copy", self.peer_id, len(left))
         return [{"peer_id": str(self.peer_id), **item} for item in left]

@@ -35,6 +35,7 @@ import org.apache.hadoop.hbase.client.Mutation;
 import org.apache.hadoop.hbase.client.Put;
 import org.apache.hadoop.hbase.client.RegionInfo;
 import org.apache.hadoop.hbase.client.RegionLocator;
+import org.apache.hadoop.hbase.client.SnapshotDescription;
 import org.apache.hadoop.hbase.client.Table;
 import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
 import org.apache.hadoop.hbase.client.replication.ReplicationPeerConfigUtil;
@@ -71,6 +72,11 @@ import org.apache.hbase.thirdparty.com.google.gson.JsonParser;
  * servers                        the live region servers
  * wait-ready SECONDS             wait until the master is initialized and every region is online
  * create-table NAME VERSIONS FAMILY:SCOPE[:VERSIONS]...
+ * table-exists NAME               {"table": NAME, "exists": true|false}
+ * snapshot TABLE NAME             take snapshot NAME of TABLE (Admin.snapshot), kept when it exists already
+ * restore-snapshot NAME TABLE     make TABLE the snapshot's: cloneSnapshot when TABLE is missing, else
+ *                                disable, restoreSnapshot, enable; prints {"table", "action": cloned|restored}
+ * delete-snapshot NAME            delete snapshot NAME when it exists
  * mutate TABLE                   JSON lines on stdin: puts and every kind of delete, one per line
  * roll                           roll the WAL of every live region server
  * flush TABLE
@@ -194,6 +200,25 @@ public final class AdminTool {
         return waitReady(admin, Long.parseLong(args[1]));
       case "create-table":
         return createTable(admin, args);
+      case "table-exists": {
+        JsonObject out = new JsonObject();
+        out.addProperty("table", args[1]);
+        out.addProperty("exists", admin.tableExists(TableName.valueOf(args[1])));
+        return out;
+      }
+      case "snapshot":
+        return snapshot(admin, TableName.valueOf(args[1]), args[2]);
+      case "restore-snapshot":
+        return restoreSnapshot(admin, args[1], TableName.valueOf(args[2]));
+      case "delete-snapshot": {
+        JsonObject out = new JsonObject();
+        boolean exists = hasSnapshot(admin, args[1]);
+        if (exists) {
+          admin.deleteSnapshot(args[1]);
+        }
+        out.addProperty("deleted", exists);
+        return out;
+      }
       case "mutate":
         return mutate(connection, TableName.valueOf(args[1]));
       case "roll": {
@@ -509,6 +534,47 @@ public final class AdminTool {
     }
     o.add("cells", cells);
     return o;
+  }
+
+  private static boolean hasSnapshot(Admin admin, String name) throws Exception {
+    for (SnapshotDescription snapshot : admin.listSnapshots()) {
+      if (snapshot.getName().equals(name)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static JsonObject snapshot(Admin admin, TableName table, String name) throws Exception {
+    boolean taken = !hasSnapshot(admin, name);
+    if (taken) {
+      admin.snapshot(name, table);
+    }
+    JsonObject out = new JsonObject();
+    out.addProperty("snapshot", name);
+    out.addProperty("table", table.getNameAsString());
+    out.addProperty("taken", taken);
+    return out;
+  }
+
+  private static JsonObject restoreSnapshot(Admin admin, String name, TableName table) throws Exception {
+    JsonObject out = new JsonObject();
+    out.addProperty("table", table.getNameAsString());
+    if (!admin.tableExists(table)) {
+      admin.cloneSnapshot(name, table);
+      out.addProperty("action", "cloned");
+      return out;
+    }
+    if (admin.isTableEnabled(table)) {
+      admin.disableTable(table);
+    }
+    try {
+      admin.restoreSnapshot(name);
+    } finally {
+      admin.enableTable(table);
+    }
+    out.addProperty("action", "restored");
+    return out;
   }
 
   private static JsonObject createTable(Admin admin, String[] args) throws Exception {
