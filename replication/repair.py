@@ -26,7 +26,7 @@ from replication.fs import get_filesystem
 from replication.metrics import MetricsStore
 from replication.source.snapshot import read_peer
 from replication.source_tables import source_table
-from replication.sync_table import RepairError, RepairPlan, SyncOptions, plan_repair
+from replication.sync_table import RepairError, RepairPlan, SyncOptions, plan_copy_into_empty, plan_repair
 from replication.tls import zk_client_tls
 from replication.verify import flush_both_sides, resolve_target
 from replication.zk.client import connected
@@ -171,14 +171,21 @@ def prepare_repair(
     return RepairJob(peer_id, table, source, storage, target, options, two_way)
 
 
-def run_repair(spark: Any, job: RepairJob, conf: Config, *, check_after: bool = True) -> RepairReport:
+def run_repair(
+    spark: Any, job: RepairJob, conf: Config, *, check_after: bool = True, empty_peer_shortcut: bool = False
+) -> RepairReport:
     """Compare, write the fixes (unless a dry run), compare again; the outcome is also recorded for
     ``hbrep status``. ShipFailed when the peer's sinks cannot take the writes (re-run the repair whole:
-    writing a cell again changes nothing, cells are versioned)."""
+    writing a cell again changes nothing, cells are versioned). With ``empty_peer_shortcut`` (a seed's
+    chunk) a range the peer holds nothing of is copied without the hash comparison (``plan_copy_into_empty``)."""
     started = time.monotonic()
     options, target, table = job.options, job.target, job.table
     flush_both_sides(target, table, conf, options.peer_table)
-    before = plan_repair(spark, target.source_root, target.peer_root, table, options)
+    before = None
+    if empty_peer_shortcut:
+        before = plan_copy_into_empty(spark, target.source_root, target.peer_root, table, options)
+    if before is None:
+        before = plan_repair(spark, target.source_root, target.peer_root, table, options)
     report = RepairReport(
         job.peer_id, table, list(options.families or []), options.deletes, options.dry_run, job.two_way, before
     )

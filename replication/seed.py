@@ -12,7 +12,8 @@ and resume:
    mark written (``zk/seed_marks.py``): the peer's own cycles skip those tables' edits while it exists.
    The tables are cut into row-range chunks (boundaries sampled from the source's rows).
 2. ``copy_chunk``: one chunk of one table is made the peer's, as ``hbrep repair`` does (hash buckets,
-   the differing cells written as replicated edits with the source's cluster id); the finished chunk is
+   the differing cells written as replicated edits with the source's cluster id; a range the peer holds
+   nothing of, as on a first copy, skips the hashing and writes every source cell); the finished chunk is
    recorded in the mark, so a seed that crashed resumes from the last finished chunk.
 3. ``catch_up``: the helper peer is enabled and shipped by ordinary cycles from the positions its queues
    got at step 1. Under the peer's own ship lease (its cycles stop), a consistency token is taken on the
@@ -394,7 +395,7 @@ def copy_chunk(spark: Any, zk: KazooClient, key: ClusterKey, conf: Config, peer_
     # reach) but the peer already has would get a Delete marker, and a marker masks the same cell when the
     # helper replays it. Cells only the peer holds show in the final verify; `hbrep repair` removes them.
     job = prepare_repair(zk, key, conf, peer_id=peer_id, table=table, options=options, deletes=False)
-    report = run_repair(spark, job, conf, check_after=False)
+    report = run_repair(spark, job, conf, check_after=False, empty_peer_shortcut=True)
     cells = int(report.written.get("cells", 0))
     left = chunk_done(zk, paths, peer_id, table, chunk).chunks_left()
     LOG.info("seed of peer %s: table %s chunk %d/%d copied (%d cells written); %d chunks left", peer_id, table,

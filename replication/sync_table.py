@@ -220,6 +220,47 @@ def fixes_of(differences: DataFrame, deletes: bool) -> DataFrame:
     return puts.unionByName(removals)
 
 
+def range_cells(spark: SparkSession, root: str, table: str, options: SyncOptions) -> DataFrame:
+    """Every version of every cell of ``table`` under ``root`` within the options' time range, families and
+    [start_row, stop_row): DataFrame[row, family, qualifier, timestamp, type, value]."""
+    from pyspark.sql import functions as F  # pyspark loads only when a repair runs
+
+    from replication.tables.spark_views import scan
+
+    scanned = scan(
+        spark, root, table, start_ts=options.start_time, end_ts=options.end_time, versions=ALL_VERSIONS,
+        families=options.families, ordered=False,
+    )  # fmt: skip
+    if options.start_row is not None:
+        scanned = scanned.where(F.col("row") >= F.lit(options.start_row))
+    if options.stop_row is not None:
+        scanned = scanned.where(F.col("row") < F.lit(options.stop_row))
+    return scanned.select(*_CELL)
+
+
+def plan_copy_into_empty(
+    spark: SparkSession, source_root: str, peer_root: str, table: str, options: SyncOptions
+) -> RepairPlan | None:
+    """The plan of a range the peer holds nothing of (a seed's chunk, first time): every source cell is to be
+    put, so no bucket is hashed and no cell compared; None when the peer holds any cell there (then
+    ``plan_repair`` compares). The counters are SyncTable's for such a range: every row TARGETMISSING."""
+    from pyspark.sql import functions as F  # pyspark loads only when a repair runs
+
+    if range_cells(spark, peer_root, options.peer_table or table, options).limit(1).count():
+        return None
+    fixes = range_cells(spark, source_root, table, options)
+    sizes = fixes.agg(
+        F.count(F.lit(1)).alias("cells"), F.countDistinct("row").alias("rows"),
+        F.sum(F.length("row") + F.length("family") + F.length("qualifier") + F.length("value") + 12).alias("bytes"),
+    ).collect()[0]  # fmt: skip
+    counters = {name: 0 for name in COUNTERS}
+    counters[TARGETMISSINGROWS], counters[TARGETMISSINGCELLS] = int(sizes["rows"]), int(sizes["cells"])
+    plan = RepairPlan(table, options.peer_table or table, counters)
+    plan.cells_to_put, plan.bytes_to_write = int(sizes["cells"]), int(sizes["bytes"] or 0)
+    plan.fixes = fixes if plan.cells_to_put else None
+    return plan
+
+
 def plan_repair(
     spark: SparkSession, source_root: str, peer_root: str, table: str, options: SyncOptions | None = None
 ) -> RepairPlan:
@@ -230,21 +271,13 @@ def plan_repair(
     """
     from pyspark.sql import functions as F  # pyspark loads only when a repair runs
 
-    from replication.tables.spark_views import scan
-
     options = options or SyncOptions()
     peer_table = options.peer_table or table
 
     def cells(root: str, name: str) -> DataFrame:
-        scanned = scan(
-            spark, root, name, start_ts=options.start_time, end_ts=options.end_time, versions=ALL_VERSIONS,
-            families=options.families, ordered=False,
-        )  # fmt: skip
-        if options.start_row is not None:
-            scanned = scanned.where(F.col("row") >= F.lit(options.start_row))
-        if options.stop_row is not None:
-            scanned = scanned.where(F.col("row") < F.lit(options.stop_row))
-        return scanned.select(*_CELL).withColumn("bucket", F.pmod(F.xxhash64("row"), F.lit(options.buckets)))
+        return range_cells(spark, root, name, options).withColumn(
+            "bucket", F.pmod(F.xxhash64("row"), F.lit(options.buckets))
+        )
 
     source_cells, peer_cells = cells(source_root, table), cells(peer_root, peer_table)
     verdicts = differing_buckets(
