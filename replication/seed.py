@@ -376,7 +376,7 @@ def _start_snapshot_seed(
 
 def copy_chunk(spark: Any, zk: KazooClient, key: ClusterKey, conf: Config, peer_id: str, table: str, chunk: int) -> int:
     """Make one chunk of ``table`` on the peer the source's, then record it finished; the cells written
-    (0 for a chunk finished before: a resumed seed skips it)."""
+    (0 for a chunk finished before: a resumed seed skips it). ``spark`` may be None for a seed by snapshot."""
     from replication.repair import prepare_repair, run_repair  # Spark's side: only when a chunk is copied
 
     paths = open_source(zk, key, conf).paths

@@ -325,9 +325,13 @@ class ReplicationHook(BaseHook):
         """``replication.seed.copy_chunk``: the cells written for one chunk (0 when it was done before)."""
         from replication.seed import copy_chunk
         from replication.spark import spark_session
+        from replication.zk.layout import ZNodePaths
+        from replication.zk.seed_marks import read_seed
 
-        spark = spark_session(f"hbrep-seed-{safe_name(peer_id)}")
         with self.zk_hook.connected() as zk:
+            mark = read_seed(zk, ZNodePaths(self.conf, parent=self.cluster_key.znode_parent), peer_id)
+            by_snapshot = mark is not None and mark.method == "snapshot"  # HBase's tools copy: no Spark needed
+            spark = None if by_snapshot else spark_session(f"hbrep-seed-{safe_name(peer_id)}")
             return copy_chunk(spark, zk, self.cluster_key, self.conf, peer_id, table, chunk)
 
     def seed_catch_up(self, *, peer_id: str, timeout_s: float, connect_url: str | None = None) -> dict[str, Any]:
