@@ -33,7 +33,8 @@ RESULT_DDL = "entries bigint, cells bigint, bytes bigint"
 # The encoded region name of a repair's entries: the sinks route by row, and HBase's ReplicationSink
 # groups by table and cluster ids only, so no real region of the source is named.
 REPAIR_REGION = b"hbrep-repair"
-CELLS_PER_PARTITION = 20_000
+CELLS_PER_PARTITION = 200_000
+MIN_CELLS_TO_SPREAD = 10_000  # fewer cells go out from one partition
 
 
 def row_entry(table: str, cells: list[Cell], source_cluster_id: uuid.UUID, write_time: int) -> ShipEntry:
@@ -103,12 +104,23 @@ def write_partition(peer_json: str, conf_json: str, source_cluster_id: str, tabl
     )
 
 
+def _parallelism(frame: Any) -> int:
+    """The session's default parallelism; 2 on Spark Connect, whose client has no SparkContext to ask."""
+    try:
+        return int(frame.sparkSession.sparkContext.defaultParallelism)
+    except Exception:  # pyspark.errors.PySparkNotImplementedError and kin on a Connect session
+        return 2
+
+
 def write_fixes(fixes: Any, peer: PeerTask, conf: Config, source_cluster_id: str, table: str, cells: int) -> dict:
     """Ship the cells of ``fixes`` (DataFrame[row, family, qualifier, timestamp, type, value]) to ``peer``'s
     ``table``; returns the entries, cells and bytes the peer acknowledged. A sink that keeps failing
     raises ShipFailed (from the endpoint) and the Spark job fails: a repair is re-run whole, and
     re-writing a cell already written changes nothing (cells are versioned)."""
-    partitions = max(1, -(-cells // CELLS_PER_PARTITION))
+    # Every core busy, and few large partitions for many cells: each partition opens its own endpoint (sink
+    # discovery, connections). 200k cells a partition copied a seed's chunk 20-25% faster than 20k (measured).
+    cores = _parallelism(fixes) if cells >= MIN_CELLS_TO_SPREAD else 1
+    partitions = max(1, cores, -(-cells // CELLS_PER_PARTITION))
     ordered = fixes.repartition(partitions, "row").sortWithinPartitions("row")
     job = partial(write_partition, json.dumps(asdict(peer)), json.dumps(conf.as_dict()), source_cluster_id, table)
     rows = ordered.mapInArrow(job, RESULT_DDL).collect()
