@@ -104,7 +104,7 @@ def test_repair_dag_is_triggered_with_params(dagbag):
 def test_seed_dag_maps_one_copy_task_per_chunk(dagbag):
     seed = dagbag.dags["hbrep_seed_peer"]
     assert type(seed.timetable).__name__ == "NullTimetable"
-    assert set(seed.params.keys()) == {"peer", "tables", "cluster_key", "chunks"}
+    assert set(seed.params.keys()) == {"peer", "tables", "cluster_key", "chunks", "peer_rootdir"}
     tasks = {t.task_id: t for t in seed.tasks}
     assert set(tasks) == {"start", "copy", "catch_up", "verify"}
     assert tasks["copy"].upstream_task_ids == {"start"} and tasks["catch_up"].trigger_rule == "none_failed"
