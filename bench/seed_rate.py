@@ -14,13 +14,12 @@ local[2] session. A table of N cells (as bench/verify.py generates them: 10 cell
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from pathlib import Path
 
 from bench._support import replication_pair, spark
-from bench.verify import CELLS_PER_ROW
+from bench.verify import CELLS_PER_ROW, _generate
 
 NAME = "seed_rate"
 TITLE = "Seeding a peer (hbrep seed_peer's copy) vs the peer's normal write path, same cells"
@@ -28,31 +27,6 @@ SEEDED = "seeded"
 WRITTEN = "written"
 WRITERS = 4
 BATCH = 1_000
-
-
-def _generate(spark_session, root: str, table: str, cells: int) -> None:
-    """N cells of ``table`` (family f, scope 1) straight into the table-file layout under ``root``."""
-    from pyspark.sql import functions as F
-
-    from replication.fs import LocalFileSystem
-    from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
-    from replication.tables.table_files import table_file_name
-
-    TableRegistry(LocalFileSystem(), root).create(TableDescriptor.of(table, ColumnFamilyDescriptor("f", scope=1)))
-    region = Path(root) / "data" / "default" / table / "region0001"
-    staging = Path(root) / f"staging-{table}"
-    spark_session.range(cells, numPartitions=8).select(
-        F.format_string("row%010d", (F.col("id") / CELLS_PER_ROW).cast("long")).cast("binary").alias("row"),
-        F.lit(b"f").alias("family"),
-        F.format_string("q%d", F.col("id") % CELLS_PER_ROW).cast("binary").alias("qualifier"),
-        (F.lit(1_700_000_000_000) + F.col("id")).alias("timestamp"),
-        F.lit(4).cast("int").alias("type"),
-        F.sha2(F.col("id").cast("string"), 256).substr(1, 24).cast("binary").alias("value"),
-        (F.col("id") + 1).alias("sequence"),
-    ).write.parquet(str(staging))
-    region.mkdir(parents=True)
-    for i, part in enumerate(sorted(staging.glob("part-*.parquet")), start=1):
-        os.replace(part, region / table_file_name(i))
 
 
 def _write_path(pair, files: list[Path]) -> int:
@@ -97,7 +71,7 @@ def run(quick: bool) -> dict:
     cells = 200_000 if quick else 10_000_000
     session = spark()
     with replication_pair(source_rs=2, peer_rs=2, peer=False) as pair:
-        _generate(session, pair.source.root, SEEDED, cells)
+        _generate(session, pair.source.root, cells, SEEDED)
         TableRegistry(None, pair.peer.root).create(TableDescriptor.of(WRITTEN, ColumnFamilyDescriptor("f", scope=1)))
         conf, key = pair.conf, pair.source_key
         with connected(key) as zk:

@@ -16,16 +16,18 @@ TITLE = "VerifyReplication (Spark local[2]) vs a plain Spark count of the same t
 CELLS_PER_ROW = 5
 
 
-def _generate(spark, root: str, cells: int) -> None:
+def _generate(spark, root: str, cells: int, table: str = "bench") -> None:
+    """``cells`` cells of ``table`` (family f, scope 1; CELLS_PER_ROW a row, 24-byte values) straight into the
+    table-file layout under ``root``."""
     from pyspark.sql import functions as F
 
     from replication.fs import LocalFileSystem
     from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
     from replication.tables.table_files import table_file_name
 
-    TableRegistry(LocalFileSystem(), root).create(TableDescriptor.of("bench", ColumnFamilyDescriptor("f", scope=1)))
-    region = Path(root) / "data" / "default" / "bench" / "region0001"
-    staging = Path(root) / "staging"
+    TableRegistry(LocalFileSystem(), root).create(TableDescriptor.of(table, ColumnFamilyDescriptor("f", scope=1)))
+    region = Path(root) / "data" / "default" / table / "region0001"
+    staging = Path(root) / f"staging-{table}"
     df = spark.range(cells, numPartitions=8).select(
         F.format_string("row%010d", (F.col("id") / CELLS_PER_ROW).cast("long")).cast("binary").alias("row"),
         F.lit(b"f").alias("family"),

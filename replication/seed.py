@@ -379,7 +379,8 @@ def copy_chunk(spark: Any, zk: KazooClient, key: ClusterKey, conf: Config, peer_
     (0 for a chunk finished before: a resumed seed skips it). ``spark`` may be None for a seed by snapshot."""
     from replication.repair import prepare_repair, run_repair  # Spark's side: only when a chunk is copied
 
-    paths = open_source(zk, key, conf).paths
+    source = open_source(zk, key, conf)
+    paths = source.paths
     mark = read_seed(zk, paths, peer_id)
     if mark is None:
         raise SeedError(f"no seed of peer {peer_id} is in progress (start it with seed_peer)")
@@ -388,7 +389,7 @@ def copy_chunk(spark: Any, zk: KazooClient, key: ClusterKey, conf: Config, peer_
     if chunk in mark.done.get(table, []):
         return 0
     if mark.method == "snapshot":
-        return _copy_by_snapshot(zk, key, conf, mark, table)
+        return _copy_by_snapshot(zk, key, source, mark, table)
     start_row, stop_row = mark.row_range(table, chunk)
     options = SyncOptions(start_row=start_row, stop_row=stop_row)
     # No deletes while the source keeps writing: a cell its scan missed (still in a memstore a flush did not
@@ -403,12 +404,11 @@ def copy_chunk(spark: Any, zk: KazooClient, key: ClusterKey, conf: Config, peer_
     return cells
 
 
-def _copy_by_snapshot(zk: KazooClient, key: ClusterKey, conf: Config, mark: SeedMark, table: str) -> int:
+def _copy_by_snapshot(zk: KazooClient, key: ClusterKey, source: SourceCluster, mark: SeedMark, table: str) -> int:
     """One table of a seed between real HBase clusters: HBase's snapshot, ExportSnapshot, clone or restore
     (``seed_snapshot.py``); recorded finished. Returns 0: HBase copies files, it counts no cells."""
     from replication.seed_snapshot import copy_table_by_snapshot, snapshot_name
 
-    source = open_source(zk, key, conf)
     peer_key = ClusterKey.parse(ReplicationPeerStorage(zk, source.paths).get_peer_config(mark.peer_id).cluster_key)
     name = snapshot_name(mark.peer_id, table, mark.started_ms)
     started = time.monotonic()

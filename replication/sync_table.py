@@ -220,6 +220,11 @@ def fixes_of(differences: DataFrame, deletes: bool) -> DataFrame:
     return puts.unionByName(removals)
 
 
+def _bytes_written(F: Any) -> Any:
+    """The sum of the bytes a repair writes per cell (row, family, qualifier, value and 12 of key)."""
+    return F.sum(F.length("row") + F.length("family") + F.length("qualifier") + F.length("value") + 12)
+
+
 def range_cells(spark: SparkSession, root: str, table: str, options: SyncOptions) -> DataFrame:
     """Every version of every cell of ``table`` under ``root`` within the options' time range, families and
     [start_row, stop_row): DataFrame[row, family, qualifier, timestamp, type, value]."""
@@ -251,7 +256,7 @@ def plan_copy_into_empty(
     fixes = range_cells(spark, source_root, table, options)
     sizes = fixes.agg(
         F.count(F.lit(1)).alias("cells"), F.countDistinct("row").alias("rows"),
-        F.sum(F.length("row") + F.length("family") + F.length("qualifier") + F.length("value") + 12).alias("bytes"),
+        _bytes_written(F).alias("bytes"),
     ).collect()[0]  # fmt: skip
     counters = {name: 0 for name in COUNTERS}
     counters[TARGETMISSINGROWS], counters[TARGETMISSINGCELLS] = int(sizes["rows"]), int(sizes["cells"])
@@ -301,7 +306,7 @@ def plan_repair(
     sizes = fixes.agg(
         F.sum(F.when(F.col("type") == int(CellType.PUT), 1).otherwise(0)).alias("puts"),
         F.sum(F.when(F.col("type") == int(CellType.DELETE), 1).otherwise(0)).alias("deletes"),
-        F.sum(F.length("row") + F.length("family") + F.length("qualifier") + F.length("value") + 12).alias("bytes"),
+        _bytes_written(F).alias("bytes"),
     ).collect()[0]
     plan.cells_to_put, plan.cells_to_delete = int(sizes["puts"] or 0), int(sizes["deletes"] or 0)
     plan.bytes_to_write, plan.fixes = int(sizes["bytes"] or 0), fixes

@@ -37,10 +37,11 @@ def hbase_tool(
     parse_json: bool = False,
     timeout: float = 300.0,
     heap_mb: int = 256,
+    name: str = "HBase",
 ) -> Any:
     """Run one HBase tool (``main_class`` from the pinned HBase classpath) as a client of the real HBase at
     ``key``, with ``site`` added to its hbase-site.xml; its stdout (JSON with ``parse_json``), or HBaseError
-    with the tool's last error line."""
+    starting with ``name`` and the cluster, then the tool's last error line."""
     with tempfile.TemporaryDirectory(prefix="hbrep-hbase-client-") as folder:
         client = RealHBase(folder)  # only its conf/ folder: the tools' classpath, site file and log config
         client.conf_dir.mkdir()
@@ -54,13 +55,10 @@ def hbase_tool(
             # the tool's own words, not a stack trace's frames ("\tat ...", "... 12 more")
             lines = [line for line in str(exc).splitlines() if line.strip() and not line[:1].isspace()]
             tool_lines = [line for line in lines if line.startswith("AdminTool ")]
-            raise HBaseError(f"HBase at {key}: {(tool_lines or lines or ['no output'])[-1]}") from None
+            raise HBaseError(f"{name} at {key}: {(tool_lines or lines or ['no output'])[-1]}") from None
 
 
 def hbase_admin(key: ClusterKey, *args: str, stdin: str | None = None) -> Any:
     """Run one AdminTool command against the real HBase at ``key``; its JSON answer, or HBaseError with
     the tool's last error line (e.g. the master cannot be reached, the peer exists)."""
-    try:
-        return hbase_tool(key, ADMIN_TOOL_MAIN, list(args), stdin=stdin, parse_json=True)
-    except HBaseError as exc:
-        raise HBaseError(str(exc).replace("HBase at ", "HBase Admin at ", 1)) from None
+    return hbase_tool(key, ADMIN_TOOL_MAIN, list(args), stdin=stdin, parse_json=True, name="HBase Admin")
