@@ -2,9 +2,10 @@
 a (2 RS) → b (1 RS)), once with the ship DAG on the Spark Connect server (window) and once through
 spark-submit, in the same run. Per mode, in this order:
 
-- backlogs: the ship DAG paused (no run active), a backlog written by 4 clients (100-byte rows, then
-  1 KB rows: ingest rows/s), then the DAG unpaused and a run triggered through the REST API; the
-  scheduler's rows/s = backlog rows / (trigger → every row in the peer's WALs);
+- backlogs: the ship DAG paused (no run active), a backlog written by 4 clients (1M 100-byte rows, then
+  1 GB of 1 KB rows, as the engine-only backlog of bench/e2e.py: ingest rows/s), then the DAG unpaused and
+  a run triggered through the REST API; the scheduler's rows/s = backlog rows / (trigger → the end of the
+  ship that carried the backlog's last row to the peer);
 - lag at 50% of min(ingest, scheduler rows/s) for 10 minutes (quick: 2): p50 / p99 / max of the
   write-to-peer delay, read from the peer's WALs afterwards (every edit, none sampled);
 - one DAG run's wall time split by task and by scheduling gaps (Airflow's own metadata DB), for the runs
@@ -236,13 +237,14 @@ def _window_ends(state: Path, t0: float, t1: float) -> dict[str, int]:
     return ends
 
 
-def _wait_drained(st: Stack, peer: PeerRows, prefix: bytes, expected: int, timeout: float) -> float:
-    """Seconds until the peer's WALs hold ``expected`` rows with ``prefix`` (polled every second)."""
+def _wait_drained(st: Stack, peer: PeerRows, prefix: bytes, expected: int, timeout: float, poll: float = 1.0) -> float:
+    """Seconds until the peer's WALs hold ``expected`` rows with ``prefix`` (polled every ``poll`` s: each
+    poll re-reads the peer's growing WALs, CPU the shipping shares)."""
     started = time.monotonic()
     while time.monotonic() - started < timeout:
         if peer.count(prefix) >= expected:
             return time.monotonic() - started
-        time.sleep(1)
+        time.sleep(poll)
     raise RuntimeError(f"scheduler bench ({st.mode}): {expected} rows not on the peer after {timeout:.0f}s")
 
 
@@ -302,27 +304,47 @@ def _settle(st: Stack, timeout: float = 600) -> None:
     raise RuntimeError(f"scheduler bench ({st.mode}): no ship run finished within {timeout:.0f}s of make up")
 
 
+def ship_end_after(st: Stack, at: float) -> float | None:
+    """When the ship that wrote a row to the peer at ``at`` (epoch s) was over: in connect mode the end of
+    the first window pass that shipped something and ended at or after ``at`` (its log line is written
+    after the pass's commit); in submit mode the end of the first ship task (the spark-submit job; its
+    positions are committed by the next task) that ended at or after it."""
+    if st.mode == "connect":
+        ends = [p["at"] for p in passes(st.state) if p["queues"] and p["at"] >= at]
+    else:
+        ends = [t["end"] for r in dag_runs(st.state) for t in r["tasks"]
+                if t["task"] == "peer.ship" and t["end"] and t["end"] >= at]  # fmt: skip
+    return min(ends) if ends else None
+
+
 def backlog(st: Stack, peer: PeerRows, rows: int, value_size: int, prefix: bytes, label: str) -> dict[str, float]:
     """The DAG paused, ``rows`` written; unpaused and triggered. Figures: ingest rows/s; seconds from the
-    trigger to the first and to the last row on the peer (the peer's WAL write times); scheduler rows/s =
-    rows / (trigger to last row); with a window, the passes that shipped it and their rows/s."""
+    trigger to the first and to the last row on the peer (the peer's WAL write times: when the peer began
+    applying the batch that held it) and to the end of the ship that carried the last row; scheduler
+    rows/s = rows / (trigger to that end); with a window, the passes that shipped it and their rows/s."""
     with st.api() as api:
         _pause_for_backlog(st, api)
         written = s.load(st, rows, value_size=value_size, prefix=prefix)  # type: ignore[arg-type]
         triggered = time.time()
         api.set_paused(DAG, False)
         api.trigger(DAG)
-    _wait_drained(st, peer, prefix, written.rows, 600)
+    _wait_drained(st, peer, prefix, written.rows, 900, poll=5)
     first, last = peer.arrival_span(prefix)
+    deadline = time.monotonic() + 300
+    while (done := ship_end_after(st, last)) is None:  # the carrying ship's log line / task end lands after
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"scheduler bench ({st.mode}): no ship ended after the backlog's last row")
+        time.sleep(1)
     m = st.mode
-    shipped = [p for p in passes(st.state) if triggered <= p["at"] <= last + 1 and p["queues"]]
+    shipped = [p for p in passes(st.state) if triggered <= p["at"] <= done and p["queues"]]
     pass_s = sum(p["seconds"] for p in shipped)
     out = {
         f"{m}: {label} backlog: rows": written.rows,
         f"{m}: {label} backlog: ingest rows/s (4 clients, DAG paused)": written.rows_per_s,
         f"{m}: {label} backlog: trigger to first row on the peer (s)": first - triggered,
         f"{m}: {label} backlog: trigger to last row on the peer (s)": last - triggered,
-        f"{m}: {label} backlog: scheduler rows/s": written.rows / (last - triggered),
+        f"{m}: {label} backlog: trigger to the end of the ship that carried the last row (s)": done - triggered,
+        f"{m}: {label} backlog: scheduler rows/s": written.rows / (done - triggered),
     }
     if shipped:  # connect mode: the window's passes that shipped the backlog (submit logs no passes)
         out[f"{m}: {label} backlog: passes that shipped it"] = len(shipped)
@@ -337,8 +359,10 @@ def _started_in(st: Stack, t0: float, t1: float) -> list[dict[str, Any]]:
 
 def one_mode(tmp: str, mode: str, quick: bool) -> dict[str, float]:
     duration = 120.0 if quick else 600.0
-    small_rows = 30_000 if quick else 200_000
-    kb_rows = 20_000 if quick else 100_000
+    # Large enough that the figure is the shipping rate more than the run's start (2-3 s here): 200k and
+    # 100k rows (at 4c8ee48) were written in 2-4 s, about the time Airflow took to start the run.
+    small_rows = 30_000 if quick else 1_000_000
+    kb_rows = 20_000 if quick else (1 << 30) // 1020  # 1 GB of 1000-byte values + 20-byte keys (bench/e2e.py)
     phase = 125.0  # nothing to ship, a little to ship: two scheduled runs or more each
     f: dict[str, float] = {}
     with stack(tmp, mode) as st:
@@ -505,11 +529,16 @@ def result(f: dict[str, float], loads: list[str], commit: str, quick: bool) -> d
             "Backlog: the ship DAG paused (a run in flight finishes the task it is in and stays frozen; it "
             "goes on when the DAG is unpaused, ahead of the triggered run, and its remaining tasks count in "
             "the drain time), "
-            "the rows written by 4 clients (100 rows per batch), "
+            "the rows written by 4 clients (100 rows per batch): 1M rows of 100 bytes, then 1 GB of 1 KB rows "
+            "(the size of the engine-only backlog, bench/e2e.py), "
             "then the DAG unpaused and a run triggered through the REST API; scheduler rows/s = rows / (trigger to "
-            "the last row in the peer's WALs, by the peer's WAL write time), so it includes the scheduler's start "
-            "of the run and the run's tasks before the ship; 'rows/s within the passes' = the rows of the window "
-            "passes that ended between the trigger and the last row / their seconds (the ship task's log), the "
+            "the end of the ship that carried the last row: connect, the window pass's end, logged after its "
+            "commit; submit, the ship task's end, the spark-submit job), so it includes the scheduler's start "
+            "of the run and the run's tasks before the ship. 'Trigger to last row on the peer' is the peer's "
+            "WAL write time of the last row, which is when the peer began applying the batch that held it "
+            "(before the commit at 4c8ee48 the scheduler rows/s was taken to that point, with 200k and 100k "
+            "rows). 'Rows/s within the passes' = the rows of the window "
+            "passes that ended between the trigger and that end / their seconds (the ship task's log), the "
             "rate once a pass runs. With a window the pause waits for the open window's "
             "end (no next run comes to take it over). "
             "Lag = the peer WAL key's write time minus the cell's timestamp (the "
