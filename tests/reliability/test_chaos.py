@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 
@@ -94,13 +95,21 @@ def test_region_server_sigkill_during_load(world, spark, scenario):
         tables.append(table)
         victim = a.servers[0]
         progress = {"rows": 0, "error": None}
+        killed = threading.Event()
 
-        def load(table=table, progress=progress) -> None:
+        def load(table=table, progress=progress, killed=killed) -> None:
+            # Past a third, the batches are paced (50 ms apart) so the kill lands while batches are being
+            # sent, and the last batch waits for the kill: on an idle machine the 200 rows were all
+            # acknowledged before the kill came (seen once here), which tested no failover under load.
             try:
                 with a.client() as client:
                     for first in range(0, ROWS, 10):
+                        if first + 10 >= ROWS:
+                            killed.wait(60)
                         client.batch(table, row_cells(first, 10))
                         progress["rows"] += 10
+                        if progress["rows"] >= ROWS // 3:
+                            time.sleep(0.05)
             except Exception as exc:  # the test fails below with it
                 progress["error"] = exc
 
@@ -109,6 +118,7 @@ def test_region_server_sigkill_during_load(world, spark, scenario):
         wait_for(lambda p=progress: p["rows"] >= ROWS // 3 or p["error"] is not None, 60, "a third of the load")
         a.kill(victim)
         killed_at = progress["rows"]
+        killed.set()
         writer.join(120)
         assert progress["error"] is None, f"the load failed after the kill: {progress['error']}"
         assert progress["rows"] == ROWS and killed_at < ROWS
