@@ -229,9 +229,7 @@ def _scheduler_empty_bound(f: dict) -> str:
 
 def _scheduler_drain_bound(rows: str) -> Callable[[dict], str]:
     def bound(f: dict) -> str:
-        drain = f.get(f"connect: {rows} backlog: trigger to the end of the ship that carried the last row (s)")
-        if drain is None:  # results from before that figure existed
-            drain = f[f"connect: {rows} backlog: trigger to last row on the peer (s)"]
+        drain = f[f"connect: {rows} backlog: trigger to the end of the ship that carried the last row (s)"]
         ingest = f[f"connect: {rows} backlog: ingest rows/s (4 clients, DAG paused)"]
         n = f[f"connect: {rows} backlog: rows"]
         first = f.get(f"connect: {rows} backlog: trigger to first row on the peer (s)")

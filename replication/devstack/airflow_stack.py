@@ -23,7 +23,7 @@ from pathlib import Path
 import httpx
 
 REPO = Path(__file__).resolve().parents[2]
-# seconds; see airflow_env
+# Airflow's [scheduler] scheduler_idle_sleep_time for the embedded stack, in seconds (see airflow_environment)
 SCHEDULER_IDLE_SLEEP_S = "0.2"
 SIMPLE_AUTH_MANAGER = "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager"
 
