@@ -28,7 +28,7 @@ from replication.source.snapshot import read_peer
 from replication.source_tables import source_table
 from replication.sync_table import RepairError, RepairPlan, SyncOptions, plan_copy_into_empty, plan_repair
 from replication.tls import zk_client_tls
-from replication.verify import flush_both_sides, resolve_target
+from replication.verify import flush_both_sides, replicated_families, resolve_target
 from replication.zk.client import connected
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
@@ -102,7 +102,7 @@ def repaired_families(config: ReplicationPeerConfig, desc, wanted: list[str] | N
     """The families of ``desc`` a repair touches: ``wanted`` (each must exist and be replicated to the
     peer), else every family replicated to it (REPLICATION_SCOPE != 0 and the peer's table-cfs)."""
     name = desc.name if desc.namespace != "default" else desc.qualifier
-    replicated = sorted(f for f, cf in desc.families.items() if cf.scope != 0 and config.need_to_replicate(name, f))
+    replicated = replicated_families(config, desc)
     if wanted is None:
         if not replicated:
             raise RepairError(f"table {name} has no column family replicated to this peer: nothing to repair")

@@ -53,7 +53,7 @@ from replication.sync_table import SyncOptions
 from replication.tables.descriptors import TableDescriptor, TableRegistry
 from replication.tables.semantics import LATEST_TIMESTAMP
 from replication.tls import zk_client_tls
-from replication.verify import PEER_THRIFT_KEY
+from replication.verify import PEER_THRIFT_KEY, replicated_families
 from replication.zk.client import connected
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
@@ -172,7 +172,7 @@ def _helper_config(config: ReplicationPeerConfig, descriptors: list[TableDescrip
     table_cfs = {}
     for desc in descriptors:
         name = desc.name if desc.namespace != "default" else desc.qualifier
-        families = sorted(f for f, cf in desc.families.items() if cf.scope != 0 and config.need_to_replicate(name, f))
+        families = replicated_families(config, desc)
         if not families:
             raise SeedError(f"table {name} has no column family replicated to this peer: nothing to seed")
         table_cfs[name] = families
@@ -519,18 +519,27 @@ def wait_for_peer(
 def verify_seed(
     spark: Any, zk: KazooClient, key: ClusterKey, conf: Config, peer_id: str, tables: list[str], through_ms: int
 ) -> dict[str, dict[str, int]]:
-    """VerifyReplication of each seeded table over the cells written before ``through_ms``; SeedError
-    naming the tables with BADROWS > 0."""
+    """VerifyReplication of each seeded table, over the families replicated to the peer and the cells written
+    before ``through_ms``; SeedError naming the tables with BADROWS > 0 and their first bad rows."""
     from replication.peer_checks import verify_replication  # Spark's side
+    from replication.verify import VerifyOptions
 
-    counters = {}
+    source = open_source(zk, key, conf)
+    config = ReplicationPeerStorage(zk, source.paths).get_peer_config(peer_id)
+    counters, first_bad = {}, {}
     for table in _normalized(tables):
-        end = through_ms if through_ms else LATEST_TIMESTAMP
-        result = verify_replication(spark, zk, key, conf, peer_id=peer_id, table=table, end_ms=end)
+        # Only the replicated families: a seed by snapshot copies the whole table (HBase's files), so the
+        # peer holds a scope-0 family's cells up to the snapshot and none written after it.
+        options = VerifyOptions(end_time=through_ms or LATEST_TIMESTAMP, verbose=True, max_listed_bad_rows=3,
+                                families=replicated_families(config, source_table(source, table)))  # fmt: skip
+        result = verify_replication(spark, zk, key, conf, peer_id=peer_id, table=table, end_ms=options.end_time,
+                                    options=options)  # fmt: skip
         counters[table] = dict(result.counters)
+        first_bad[table] = [f"{b.row!r} ({b.counter})" for b in result.bad_rows]
     bad = {t: c["BADROWS"] for t, c in counters.items() if c.get("BADROWS")}
     if bad:
-        raise SeedError(f"VerifyReplication after the seed of peer {peer_id}: BADROWS {bad}")
+        rows = "; ".join(f"{t}: {', '.join(first_bad[t])}" for t in bad)
+        raise SeedError(f"VerifyReplication after the seed of peer {peer_id}: BADROWS {bad} (first bad rows {rows})")
     return counters
 
 

@@ -41,7 +41,7 @@ from replication.tls import zk_client_tls
 from replication.zk.client import connected
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
-from replication.zk.peer_storage import ReplicationPeerStorage
+from replication.zk.peer_storage import ReplicationPeerConfig, ReplicationPeerStorage
 
 LOG = logging.getLogger(__name__)
 
@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
     from replication.config import Config
+    from replication.tables.descriptors import TableDescriptor
 
 GOODROWS = "GOODROWS"
 BADROWS = "BADROWS"
@@ -419,6 +420,13 @@ def split_list(text: str | None) -> list[str] | None:
     return items or None
 
 
+def replicated_families(config: ReplicationPeerConfig, desc: TableDescriptor) -> list[str]:
+    """The families of ``desc`` replicated to the peer of ``config``, sorted: REPLICATION_SCOPE != 0 and let
+    through by the peer's table-cfs (what a ship delivers; a scope-0 family never reaches the peer)."""
+    name = desc.name if desc.namespace != "default" else desc.qualifier
+    return sorted(f for f, cf in desc.families.items() if cf.scope != 0 and config.need_to_replicate(name, f))
+
+
 def verify_targets(
     zk: KazooClient,
     key: ClusterKey,
@@ -448,11 +456,7 @@ def verify_targets(
         config = storage.get_peer_config(peer_id)
         for desc in tables:
             name = desc.name if desc.namespace != "default" else desc.qualifier
-            wanted = [
-                f
-                for f, cf in desc.families.items()
-                if cf.scope != 0 and (not families or f in families) and config.need_to_replicate(name, f)
-            ]
+            wanted = [f for f in replicated_families(config, desc) if not families or f in families]
             if table is None and not wanted:
                 continue
             targets.append(
