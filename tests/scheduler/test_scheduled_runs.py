@@ -10,8 +10,8 @@ which the params test adds: until then every verify run checks one pair, (1, t),
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import os
-import socket
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -247,7 +247,7 @@ def _listening_addresses(pids: list[int]) -> set[tuple[str, int]]:
                     if target.startswith("socket:["):
                         inodes.add(target[8:-1])
     found = set()
-    for table, family in (("/proc/net/tcp", socket.AF_INET), ("/proc/net/tcp6", socket.AF_INET6)):
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         for line in Path(table).read_text().splitlines()[1:]:
             fields = line.split()
             local, state, inode = fields[1], fields[3], fields[9]
@@ -257,13 +257,18 @@ def _listening_addresses(pids: list[int]) -> set[tuple[str, int]]:
             raw = bytes.fromhex(address_hex)
             # /proc/net/tcp* print the address as 32-bit words in host (little-endian) order
             raw = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
-            found.add((socket.inet_ntop(family, raw), int(port_hex, 16)))
+            address = ipaddress.ip_address(raw)
+            # A JVM (a task's Spark driver) binding 127.0.0.1 on a dual-stack socket shows as ::ffff:127.0.0.1
+            if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+                address = address.ipv4_mapped
+            found.add((str(address), int(port_hex, 16)))
     return found
 
 
 def test_every_airflow_process_listens_on_loopback_only(stack, shipped):
-    # After runs of every DAG (task workers and the triggerer have started): only the API server listens,
-    # and on 127.0.0.1; no log server on every interface (standalone would start two).
+    # After runs of every DAG (task workers and the triggerer have started): the API server listens on
+    # 127.0.0.1, and so does whatever a running task started (a Spark driver); nothing on every interface
+    # (no log server: standalone would start two).
     listening = _listening_addresses(session_pids(stack.airflow.proc.pid))
     assert ("127.0.0.1", stack.airflow.port) in listening, listening
     assert {address for address, _ in listening} == {"127.0.0.1"}, listening
