@@ -60,7 +60,10 @@ def connect(
     client = KazooClient(
         hosts=key.hosts,
         timeout=10.0,
-        connection_retry=KazooRetry(max_tries=3, delay=0.2, max_delay=2.0),
+        # Reconnecting after a member stops is bounded by time too: while the rest of an ensemble elects a
+        # leader they refuse connections, and a count of 3 gave up within about 2 s and closed the client for
+        # good (every later call: ConnectionClosedError). A successful connect resets it (kazoo).
+        connection_retry=KazooRetry(max_tries=-1, delay=0.2, max_delay=2.0, deadline=30.0),
         # zk.retry(...) retries ConnectionLoss/expiry until the session has moved to another ensemble
         # member: bounded by time (30 s, longer than a reconnect), not by a count that load can exhaust.
         command_retry=KazooRetry(max_tries=-1, delay=0.1, max_delay=2.0, deadline=30.0),
