@@ -235,7 +235,9 @@ def wait_for(predicate, timeout: float = 30.0, what: str = "condition") -> None:
 def throttled(conf: Config, seconds: float, rows: int) -> Config:
     """A Config whose ship path takes about ``seconds`` for ``rows`` rows (per-peer bandwidth shared by the
     peer's queues, ``hbrep.source.bandwidth.split``, so the whole cluster's ship is paced; small batches)."""
-    row_bytes = 110  # one replicated cell of row_cells() on the wire, roughly
+    # One replicated cell of row_cells() as the throttler counts it: a pass of 200 rows counted 7,490 bytes
+    # (the old estimate, 110, made every pass about 3x shorter than asked, and a kill could land after it).
+    row_bytes = 37
     bandwidth = max(1024, int(rows * row_bytes / max(seconds, 0.1)))
     return conf.with_overrides(
         {

@@ -7,6 +7,7 @@ Spark Connect server, as the ship DAG's connect mode runs them.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -82,24 +83,30 @@ def test_connect_server_sigkill_mid_pass(world, spark, spark_connect, scenario, 
     running = shipper.is_alive()
     killed_at = time.monotonic()
     spark_connect.kill()
-    shipper.join(180)
-    assert running, "the server was killed while the pass was shipping"
-    scenario.check("Spark Connect server (JVM and Python workers) SIGKILLed after the peer applied part of the pass")
-    error = outcome.get("error")
-    assert isinstance(error, SparkConnectUnavailable), outcome
-    assert "\n" not in str(error) and spark_connect.url in str(error)
-    waited = outcome["at"] - killed_at
-    assert waited < 90
-    scenario.check(f"the pass failed within {waited:.0f}s with one clear line: {str(error)[:160]!r}")
-    assert _unchanged(before, queue_state(a)) and _lease_holder(world) is None
-    scenario.check("every recorded position is unchanged and the run's lease was released")
-    restarted = subprocess.run(
-        [sys.executable, "-m", "replication.cli", "spark", "start", "--state", str(spark_connect.state_dir)],
-        capture_output=True, text=True, timeout=300, cwd=REPO,
-    )  # fmt: skip
-    assert restarted.returncode == 0, restarted.stderr
-    assert spark_connect.url in restarted.stdout
-    scenario.check(f"`hbrep spark start` started the server again on its recorded port ({spark_connect.url})")
+    try:
+        shipper.join(180)
+        assert running, "the server was killed while the pass was shipping"
+        scenario.check(
+            "Spark Connect server (JVM and Python workers) SIGKILLed after the peer applied part of the pass"
+        )
+        error = outcome.get("error")
+        assert isinstance(error, SparkConnectUnavailable), outcome
+        assert "\n" not in str(error) and spark_connect.url in str(error)
+        waited = outcome["at"] - killed_at
+        assert waited < 90
+        scenario.check(f"the pass failed within {waited:.0f}s with one clear line: {str(error)[:160]!r}")
+        assert _unchanged(before, queue_state(a)) and _lease_holder(world) is None
+        scenario.check("every recorded position is unchanged and the run's lease was released")
+        restarted = subprocess.run(
+            [sys.executable, "-m", "replication.cli", "spark", "start", "--state", str(spark_connect.state_dir)],
+            capture_output=True, text=True, timeout=300, cwd=REPO,
+        )  # fmt: skip
+        assert restarted.returncode == 0, restarted.stderr
+        assert spark_connect.url in restarted.stdout
+        scenario.check(f"`hbrep spark start` started the server again on its recorded port ({spark_connect.url})")
+    finally:  # the session's server serves the tests after this one: never leave it dead
+        if not spark_connect.running():
+            spark_connect.start()
     report = _window(world, _connect(a.conf, spark_connect), "chaos-connect-next", tmp_path)
     assert not report.failures and report.rows == written
     scenario.check(f"the next run shipped all {written} rows (partly again) from the recorded positions")
@@ -136,7 +143,8 @@ def test_task_process_sigkill_mid_pass(world, spark, spark_connect, scenario, tm
         wait_for(lambda: peer_writes(b) > writes_before or task.poll() is not None, 240, "the pass's first batch")
     finally:
         running = task.poll() is None
-        os.killpg(task.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):  # it ended first: `running` says so below
+            os.killpg(task.pid, signal.SIGKILL)
         task.wait(30)
     assert running, "the task process was killed while its pass was running"
     scenario.check("the task process SIGKILLed after the peer had applied part of its pass")
