@@ -36,15 +36,17 @@ def verify_replication(
     families: list[str] | None = None,
     options: VerifyOptions | None = None,
 ) -> VerifyResult:
-    """VerifyReplication of ``table`` between the source and peer ``peer_id`` over [start_ms, end_ms)."""
+    """VerifyReplication of ``table`` between the source and peer ``peer_id`` over [start_ms, end_ms), or as
+    ``options`` say when given (they replace start_ms, end_ms and families, in the check and its record)."""
     target = resolve_target(zk, source_key, conf, peer_id)
     options = options or VerifyOptions(start_time=start_ms, end_time=end_ms, families=families)
     flush_both_sides(target, table, conf, options.peer_table)
     result = verify_tables(spark, target.source_root, target.peer_root, table, options)
     fs, root = get_filesystem(target.state_root)
     MetricsStore(fs, root).record_check(
-        "verify", peer_id, table, {"counters": dict(result.counters), "start_ms": start_ms, "end_ms": end_ms}
-    )
+        "verify", peer_id, table,
+        {"counters": dict(result.counters), "start_ms": options.start_time, "end_ms": options.end_time},
+    )  # fmt: skip
     return result
 
 

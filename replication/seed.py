@@ -532,8 +532,7 @@ def verify_seed(
         # peer holds a scope-0 family's cells up to the snapshot and none written after it.
         options = VerifyOptions(end_time=through_ms or LATEST_TIMESTAMP, verbose=True, max_listed_bad_rows=3,
                                 families=replicated_families(config, source_table(source, table)))  # fmt: skip
-        result = verify_replication(spark, zk, key, conf, peer_id=peer_id, table=table, end_ms=options.end_time,
-                                    options=options)  # fmt: skip
+        result = verify_replication(spark, zk, key, conf, peer_id=peer_id, table=table, options=options)
         counters[table] = dict(result.counters)
         first_bad[table] = [f"{b.row!r} ({b.counter})" for b in result.bad_rows]
     bad = {t: c["BADROWS"] for t, c in counters.items() if c.get("BADROWS")}
