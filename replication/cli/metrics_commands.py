@@ -25,17 +25,23 @@ def serve(ctx: CliContext, port: int, host: str) -> None:
 
     Each scrape reads the status of that moment, with HBase's metric names (hbrep_source_sizeOfLogQueue,
     hbrep_source_ageOfLastShippedOp, hbrep_peer_replicationLag, ...); hbrep_status_up is 0 while the
-    cluster's ZooKeeper cannot be read. SIGINT or SIGTERM stops it.
+    cluster's ZooKeeper cannot be read, and 1 again once it is back. SIGINT or SIGTERM stops it.
     """
     from replication.metrics_http import serve_status_metrics
     from replication.status import replication_status
-    from replication.zk.client import connected, zk_options
+    from replication.zk.client import connected, require_connected, zk_options
 
     stopped = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stopped.set())
-    with connected(ctx.cluster, **zk_options(ctx.conf)) as zk:
-        server = serve_status_metrics(lambda: replication_status(zk, ctx.cluster, ctx.conf), host, port)
+
+    def status_now() -> dict:
+        require_connected(zk, ctx.cluster)  # a scrape while ZooKeeper is away is answered at once: up 0
+        return replication_status(zk, ctx.cluster, ctx.conf)
+
+    # reconnect_for=None: the endpoint outlives a ZooKeeper outage, and reads the status again once it is back
+    with connected(ctx.cluster, reconnect_for=None, **zk_options(ctx.conf)) as zk:
+        server = serve_status_metrics(status_now, host, port)
         click.echo(f"serving {server.url} for {ctx.cluster}", err=True)
         try:
             stopped.wait()

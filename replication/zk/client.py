@@ -50,10 +50,13 @@ def connect(
     auth: str | None = None,
     read_only: bool = False,
     tls: TlsSettings | None = None,
+    reconnect_for: float | None = 30.0,
 ) -> KazooClient:
     """A started KazooClient for the cluster's quorum (retrying connection loss with backoff).
 
     ``tls`` (``replication.tls.zk_client_tls``): a TLS session to the quorum's secure client port.
+    ``reconnect_for``: how long (s) a lost connection is retried before the client closes for good; None
+    retries until the client is stopped (a long-running server such as ``metrics serve``).
     Raises ZooKeeperUnavailable naming the quorum when no server answers within ``timeout``.
     """
     key = ClusterKey.parse(cluster) if isinstance(cluster, str) else cluster
@@ -63,7 +66,7 @@ def connect(
         # Reconnecting after a member stops is bounded by time too: while the rest of an ensemble elects a
         # leader they refuse connections, and a count of 3 gave up within about 2 s and closed the client for
         # good (every later call: ConnectionClosedError). A successful connect resets it (kazoo).
-        connection_retry=KazooRetry(max_tries=-1, delay=0.2, max_delay=2.0, deadline=30.0),
+        connection_retry=KazooRetry(max_tries=-1, delay=0.2, max_delay=2.0, deadline=reconnect_for),
         # zk.retry(...) retries ConnectionLoss/expiry until the session has moved to another ensemble
         # member: bounded by time (30 s, longer than a reconnect), not by a count that load can exhaust.
         command_retry=KazooRetry(max_tries=-1, delay=0.1, max_delay=2.0, deadline=30.0),
@@ -80,6 +83,16 @@ def connect(
             client.close()
         raise ZooKeeperUnavailable(f"ZooKeeper at {key.hosts} did not answer within {timeout:.0f}s") from None
     return client
+
+
+def require_connected(client: KazooClient, cluster: ClusterKey | str) -> None:
+    """Return at once when the session is connected; else raise ZooKeeperUnavailable naming its state.
+
+    For a reader that must answer now (a metrics scrape): a call on a lost connection would otherwise wait
+    out kazoo's command retry (up to 30 s) before failing.
+    """
+    if not client.connected:
+        raise ZooKeeperUnavailable(f"ZooKeeper of {cluster} is not connected (session {client.state})")
 
 
 @contextlib.contextmanager

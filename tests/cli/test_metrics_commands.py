@@ -45,6 +45,18 @@ def _scrape(port: int, timeout: float = 60) -> dict[str, object]:
             time.sleep(0.2)
 
 
+def _scrape_until_up(port: int, value: float, timeout: float = 60) -> dict[str, object]:
+    """The first scrape whose hbrep_status_up is ``value`` (a monitor scrapes again and again); every
+    scrape on the way must answer (a hung endpoint fails the test through ``_scrape``'s timeout)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        families = _scrape(port)
+        if [s.value for s in families["hbrep_status_up"].samples] == [value]:
+            return families
+        assert time.monotonic() < deadline, f"hbrep_status_up never became {value}"
+        time.sleep(0.5)
+
+
 @contextlib.contextmanager
 def _served(cluster_key: str, port: int):
     proc = _serve(cluster_key, port)
@@ -101,9 +113,13 @@ def test_status_up_drops_to_zero_when_zookeeper_stops(tmp_path):
             stopped = subprocess.run([*hbrep, "zk", "stop", "--port", str(zk_port), "--data", data],
                                      capture_output=True, text=True, timeout=120)  # fmt: skip
             assert stopped.returncode == 0, stopped.stderr
-            families = _scrape(port)
-            assert [s.value for s in families["hbrep_status_up"].samples] == [0.0]
+            families = _scrape_until_up(port, 0.0)
             assert "hbrep_peer_replicationLag" not in families  # no stale figures shown as current
+            restarted = subprocess.run([*hbrep, "zk", "start", "--port", str(zk_port), "--data", data],
+                                       capture_output=True, text=True, timeout=120)  # fmt: skip
+            assert restarted.returncode == 0, restarted.stderr
+            # ZooKeeper back (an outage longer than a one-shot command's 30 s would also be outlived)
+            assert "hbrep_peer_replicationLag" in _scrape_until_up(port, 1.0)
         assert proc.returncode == 0
         assert "replication status unreadable" in proc.stderr.read()
     finally:
