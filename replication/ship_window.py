@@ -17,6 +17,11 @@ when one waits, ends its window there ("successor waiting"), commits nothing mor
 lease, which the waiter then takes for its first pass. No two passes overlap (the lease), positions go
 on from the holder's last commit, and the waiter drops its registration once the lease is free.
 
+Stopping early (``stop_requested``, e.g. the Airflow task's ``on_kill`` when the task is marked failed or
+its worker is stopped): a window looks at the request after each pass and while it idles or waits for a
+lease, and ends there ("stop requested"), so a stop waits for at most the pass in flight, whose commit
+completes; nothing is left half-committed and the lease is released as at any other end.
+
 A pass that finds nothing to ship starts no job and waits ``replication.source.sleepforretries`` (the
 time HBase's WAL reader waits before looking again) before the next one. A new pass starts only while
 the window is open, so a run lasts at most the window plus one pass. A window of 0 is one pass.
@@ -117,14 +122,34 @@ class WindowReport:
         }
 
 
-def _wait_for_leases(zk: KazooClient, paths: ZNodePaths, peer_ids: list[str], owner: str, timeout_s: float) -> None:
+STOP_REQUESTED = "stop requested"
+
+
+def _idle(
+    seconds: float, clock: Callable[[], float], sleep: Callable[[float], None], stop_requested: Callable[[], bool]
+) -> None:
+    """Sleep ``seconds`` in slices of at most 0.2 s, returning early once a stop is requested."""
+    end = clock() + seconds
+    while not stop_requested() and (left := end - clock()) > 0:
+        sleep(min(left, 0.2))
+
+
+def _wait_for_leases(
+    zk: KazooClient,
+    paths: ZNodePaths,
+    peer_ids: list[str],
+    owner: str,
+    timeout_s: float,
+    stop_requested: Callable[[], bool],
+) -> None:
     """Wait, registered as a waiter (so the holder ends its window), until the peers' leases are free for
-    ``owner`` or ``timeout_s`` passed; the first snapshot then takes them (or finds them still busy)."""
+    ``owner``, ``timeout_s`` passed or a stop is requested; the first snapshot then takes them (or finds
+    them still busy)."""
     if all(lease.is_free_for(zk, paths, p, owner) for p in peer_ids):
         return
     started = time.monotonic()
     with lease.waiting(zk, paths, peer_ids, owner):
-        free = lease.wait_free(zk, paths, peer_ids, owner, timeout_s)
+        free = lease.wait_free(zk, paths, peer_ids, owner, timeout_s, stop_requested=stop_requested)
     LOG.info(
         "Waited %.3fs for the lease of peer(s) %s: %s", time.monotonic() - started, ",".join(peer_ids),
         "free" if free else "still held when the window closed",
@@ -144,11 +169,13 @@ def run_window(
     window_ms: int | None = None,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
+    stop_requested: Callable[[], bool] = lambda: False,
 ) -> WindowReport:
     """Passes of snapshot → ``ship_step`` on ``runner`` → commit for up to ``window_ms`` (see module doc).
 
     ``window_ms`` defaults to ``hbrep.ship.window.ms``. Raises whatever the runner raises (after the
-    leases are released); queue failures end the window and are in ``report.failures``.
+    leases are released); queue failures end the window and are in ``report.failures``. Once
+    ``stop_requested()`` is true the window ends after the pass in flight (``report.ended`` says so).
     """
     window_ms = conf.get_int("hbrep.ship.window.ms") if window_ms is None else window_ms
     idle_s = conf.get_int("replication.source.sleepforretries") / 1000
@@ -158,9 +185,12 @@ def run_window(
     leased: set[str] = set()
     paths = open_source(zk, key, conf).paths
     if window_ms and peer_ids:
-        _wait_for_leases(zk, paths, peer_ids, owner, deadline - clock())
+        _wait_for_leases(zk, paths, peer_ids, owner, deadline - clock(), stop_requested)
     try:
         while True:
+            if stop_requested():
+                report.ended = STOP_REQUESTED
+                break
             number = len(report.passes) + 1
             begun, started_ms = clock(), int(time.time() * 1000)
             outcome = snapshot_step(
@@ -205,7 +235,7 @@ def run_window(
                 report.ended = "window over" if window_ms else "one pass (window 0)"
                 break
             if not outcome.queues:
-                sleep(min(idle_s, remaining))
+                _idle(min(idle_s, remaining), clock, sleep, stop_requested)
     finally:
         for peer_id in sorted(leased):
             lease.release(zk, paths, peer_id, owner)

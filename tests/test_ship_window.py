@@ -190,3 +190,38 @@ def test_a_waiting_run_takes_over_the_window_after_one_pass(pair, peer_1, spark,
     # positions continuous: each row shipped once in all (no re-ship, nothing skipped), all on the peer
     assert a["rows"] + b["rows"] == len(written)
     assert {r[0] for r in table_state(spark, pair.peer, table)} == written
+
+
+def test_a_stop_request_ends_the_window_after_the_pass_in_flight_and_commits_it(
+    pair, peer_1, spark, conf, tmp_path
+):
+    """The Airflow task's on_kill sets the request: the window of 90 s ends after the pass it is in, that
+    pass committed and the lease released, and the next run goes on from there (no row shipped twice)."""
+    table = f"t_{uuid.uuid4().hex[:6]}"
+    for cluster in (pair.source, pair.peer):
+        create_table(cluster, table, ("f", 1))
+    written = _burst(pair, table, 0, 100)
+    requested = threading.Event()
+
+    with connected(pair.source_key) as zk, ConnectShipRunner(conf, tmp_path) as runner:
+
+        class StopAfterShipping:
+            """The runner; a stop is requested while the first shipping pass is in flight."""
+
+            def run_ship(self, manifest_path: str, result_path: str, conf) -> object:
+                requested.set()  # as on_kill would, from the task's signal handler
+                return runner.run_ship(manifest_path, result_path, conf)
+
+        began = time.monotonic()
+        report = run_window(zk, pair.source_key, conf, StopAfterShipping(), owner="killed", peer_ids=["1"],
+                            work_dir=tmp_path / "killed", window_ms=90_000,
+                            stop_requested=requested.is_set)  # fmt: skip
+        took = time.monotonic() - began
+        assert report.ended == "stop requested" and len(report.passes) == 1 and report.rows == 100, report.passes
+        assert took < 60, f"the window ran {took:.0f}s after the stop"  # well short of its 90 s
+        assert lease.holder(zk, open_source(zk, pair.source_key, conf).paths, "1") is None
+        written |= _burst(pair, table, 100, 50)
+        after = run_window(zk, pair.source_key, conf, runner, owner="next", peer_ids=["1"],
+                           work_dir=tmp_path / "next", window_ms=0)  # fmt: skip
+    assert after.rows == 50  # positions went on from the stopped window's commit
+    assert {r[0] for r in table_state(spark, pair.peer, table)} == written

@@ -213,6 +213,11 @@ def start_standalone(env: Mapping[str, str], log: Path, *, timeout: float = 300.
     return stack
 
 
+def _stat_fields(pid: int) -> list[str]:
+    # /proc/<pid>/stat after the command name: state, ppid, pgrp, session, ...
+    return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
+
+
 def session_pids(sid: int) -> list[int]:
     """Pids of the live processes in session ``sid`` (this process excluded)."""
     pids = []
@@ -220,20 +225,55 @@ def session_pids(sid: int) -> list[int]:
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         with contextlib.suppress(OSError, IndexError, ValueError):
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            if int(fields[3]) == sid and fields[0] != "Z":  # field 6 of /proc/<pid>/stat: session id
+            fields = _stat_fields(int(entry.name))
+            if int(fields[3]) == sid and fields[0] != "Z":
                 pids.append(int(entry.name))
     return pids
 
 
+def _api_server_pids(sid: int) -> set[int]:
+    """The processes of session ``sid`` that are Airflow's API server or descend from it (the session's
+    leader, the shell whose script names every component, is not one)."""
+    parent: dict[int, int] = {}
+    found: set[int] = set()
+    for pid in session_pids(sid):
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            parent[pid] = int(_stat_fields(pid)[1])
+            argv = (Path("/proc") / str(pid) / "cmdline").read_bytes().split(b"\0")
+            # ``airflow api-server`` (argv) or, once it has set its title, ``airflow api_server -- host:...``
+            if pid != sid and (b"api-server" in argv or argv[0].startswith(b"airflow api_server")):
+                found.add(pid)
+    grew = True
+    while grew:
+        children = {pid for pid, ppid in parent.items() if ppid in found} - found
+        found |= children
+        grew = bool(children)
+    return found
+
+
+def _signal_all(pids: list[int] | set[int], sig: signal.Signals) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, sig)
+
+
+def _wait_gone(sid: int, keep: set[int], until: float) -> list[int]:
+    """Wait until no process of the session but ``keep`` is alive, or ``until``; those still alive."""
+    while (alive := [p for p in session_pids(sid) if p not in keep]) and time.monotonic() < until:
+        time.sleep(0.25)
+    return alive
+
+
 def stop_session(sid: int, timeout: float = 30.0) -> None:
-    """SIGTERM every process of session ``sid``; SIGKILL those still alive after ``timeout`` seconds."""
-    for pid in session_pids(sid):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGTERM)
+    """SIGTERM every process of session ``sid``, the API server last; SIGKILL what is alive after ``timeout``.
+
+    The API server stays up until the rest has exited (within ``timeout``): a task stopped by the SIGTERM
+    (its operator's ``on_kill``) reports its end through the Execution API, and with the server gone its
+    supervisor would retry for about 20 s and leave the task instance ``running`` in the database.
+    """
     deadline = time.monotonic() + timeout
-    while session_pids(sid) and time.monotonic() < deadline:
-        time.sleep(0.5)
-    for pid in session_pids(sid):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+    api = _api_server_pids(sid)
+    _signal_all([p for p in session_pids(sid) if p not in api], signal.SIGTERM)
+    _wait_gone(sid, api, deadline)
+    _signal_all(session_pids(sid), signal.SIGTERM)
+    _signal_all(_wait_gone(sid, set(), deadline), signal.SIGKILL)

@@ -137,9 +137,11 @@ def wait_free(
     owner: str,
     timeout_s: float,
     clock: Callable[[], float] = time.monotonic,
+    stop_requested: Callable[[], bool] = lambda: False,
 ) -> bool:
     """Block until every peer's lease is free for ``owner`` (see :func:`is_free_for`) or ``timeout_s``
-    passed; True if free. Woken by a watch on the lease znodes, and re-checked every second (expiry)."""
+    passed, or ``stop_requested()`` (looked at every second); True if free. Woken by a watch on the lease
+    znodes, and re-checked every second (expiry)."""
     deadline = clock() + timeout_s
     while True:
         changed = threading.Event()
@@ -147,7 +149,7 @@ def wait_free(
         if not busy:
             return True
         remaining = deadline - clock()
-        if remaining <= 0:
+        if remaining <= 0 or stop_requested():
             return False
         for peer_id in busy:
             if zk.exists(paths.lease(peer_id), watch=lambda _event, done=changed: done.set()) is None:

@@ -10,7 +10,7 @@ import this module when a DAG file is parsed, and DAG parsing must not load the 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any
 
@@ -160,9 +160,18 @@ class ReplicationHook(BaseHook):
             "spark_master": conf.get_str("hbrep.spark.master"),
         }
 
-    def ship_window(self, peer_id: str, *, owner: str, cycle_prefix: str, connect_url: str) -> dict[str, Any]:
+    def ship_window(
+        self,
+        peer_id: str,
+        *,
+        owner: str,
+        cycle_prefix: str,
+        connect_url: str,
+        stop_requested: Callable[[], bool] = lambda: False,
+    ) -> dict[str, Any]:
         """Passes of snapshot → ship on the Spark Connect server at ``connect_url`` → commit, for up to
-        ``hbrep.ship.window.ms`` (``replication.ship_window.run_window``); returns the window's report."""
+        ``hbrep.ship.window.ms`` or until ``stop_requested()`` (``replication.ship_window.run_window``);
+        returns the window's report."""
         from replication.cluster.source_cluster import open_source
         from replication.jobs.connect import ConnectShipRunner
         from replication.ship_window import run_window
@@ -174,7 +183,7 @@ class ReplicationHook(BaseHook):
             with ConnectShipRunner(conf, work, url=connect_url, owner=owner) as runner:
                 report = run_window(
                     zk, self.cluster_key, conf, runner, owner=owner, peer_ids=[peer_id], work_dir=work,
-                    cycle_prefix=cycle_prefix,
+                    cycle_prefix=cycle_prefix, stop_requested=stop_requested,
                 )  # fmt: skip
         return report.as_dict()
 

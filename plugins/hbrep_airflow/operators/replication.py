@@ -13,7 +13,7 @@ from typing import Any
 
 from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
 from airflow.sdk import Asset, AssetAlias, BaseOperator
-from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
+from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSkipException
 
 from hbrep_airflow.hooks.replication import ReplicationHook, default_owner, safe_name
 from hbrep_airflow.hooks.zookeeper import ZooKeeperHook
@@ -143,6 +143,10 @@ class ShipWindowOperator(_HbrepOperator):
     Skips when no pass had anything to ship or another run holds the peer; fails (without retry) when a
     queue failed or is stuck, after committing what the peer acknowledged; emits the peer's asset event
     with the window's summary (passes, rows, bytes, lag at end), which it also returns for XCom.
+
+    ``on_kill`` (the task marked failed, or its worker stopped with SIGTERM) ends the window after the pass
+    in flight, whose commit completes, and the task fails saying so: Airflow 3 only calls ``on_kill`` and
+    lets the task go on, so without it a stop would wait out the whole window.
     """
 
     template_fields: Sequence[str] = ("peer_id",)
@@ -154,6 +158,11 @@ class ShipWindowOperator(_HbrepOperator):
         super().__init__(**kwargs)
         self.peer_id = peer_id
         self.spark_connect_conn_id = spark_connect_conn_id
+        self._kill_requested = False
+
+    def on_kill(self) -> None:
+        # Called in the task's SIGTERM handler: only a flag (no lock), read by the window between passes.
+        self._kill_requested = True
 
     def execute(self, context: Any) -> dict[str, Any]:
         url = SparkConnectHook(self.spark_connect_conn_id).get_connection_url()
@@ -164,6 +173,7 @@ class ShipWindowOperator(_HbrepOperator):
             owner=default_owner(_dag_id(context), _run_id(context), self.peer_id),
             cycle_prefix=safe_name(f"{_run_id(context)}-{self.peer_id}-try{ti.try_number}"),
             connect_url=url,
+            stop_requested=lambda: self._kill_requested,
         )
         summary = {key: report[key] for key in WINDOW_SUMMARY_KEYS}
         for one in report["pass_records"]:
@@ -175,6 +185,11 @@ class ShipWindowOperator(_HbrepOperator):
             raise AirflowFailException(
                 f"peer {self.peer_id}: queue {first['queue']} {first['status']}: {first['error']}"
                 + (f" (and {len(report['failures']) - 1} more)" if len(report["failures"]) > 1 else "")
+            )
+        if self._kill_requested:
+            raise AirflowException(
+                f"peer {self.peer_id}: the task was stopped; the window ended after {len(report['pass_records'])} "
+                f"pass(es), every one committed ({report['rows']} rows)"
             )
         if not report["shipping_passes"]:
             why = (
