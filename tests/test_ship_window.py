@@ -192,9 +192,7 @@ def test_a_waiting_run_takes_over_the_window_after_one_pass(pair, peer_1, spark,
     assert {r[0] for r in table_state(spark, pair.peer, table)} == written
 
 
-def test_a_stop_request_ends_the_window_after_the_pass_in_flight_and_commits_it(
-    pair, peer_1, spark, conf, tmp_path
-):
+def test_a_stop_request_ends_the_window_after_the_pass_in_flight_and_commits_it(pair, peer_1, spark, conf, tmp_path):
     """The Airflow task's on_kill sets the request: the window of 90 s ends after the pass it is in, that
     pass committed and the lease released, and the next run goes on from there (no row shipped twice)."""
     table = f"t_{uuid.uuid4().hex[:6]}"
