@@ -65,6 +65,11 @@ def test_log_cleaner_dag_keeps_queued_wals(airflow_db, replication_pair):
     assert queued and not any(path.rsplit("/", 1)[-1] in queued for path in report["deleted"])
 
 
+# The ship's retries to a down peer sleep sleepforretries x 1..9 between its 10 attempts (HBase's backoff):
+# 45 s at HBase's 1 s, 4.5 s at 100 ms. These tests are about what the DAG does once the queue fails.
+FAST_RETRIES = ("HBREP__replication__source__sleepforretries", "100")
+
+
 def test_ship_run_fails_loudly_when_lag_passes_the_alert_threshold(airflow_db, replication_pair, monkeypatch):
     pair = replication_pair
     wait_for_queue(pair)
@@ -73,6 +78,7 @@ def test_ship_run_fails_loudly_when_lag_passes_the_alert_threshold(airflow_db, r
     pair.peer.stop()  # the peer is down: nothing can be shipped, lag grows
     time.sleep(0.05)
     monkeypatch.setenv("HBREP__hbrep__lag__alert__ms", "1")
+    monkeypatch.setenv(*FAST_RETRIES)
     run = _dag("hbrep_ship").test()
     states = {(ti.task_id, ti.map_index): str(ti.state) for ti in run.get_task_instances()}
     assert str(run.state) == "failed", states
@@ -81,11 +87,14 @@ def test_ship_run_fails_loudly_when_lag_passes_the_alert_threshold(airflow_db, r
     assert states[("peer.release", 0)] == "success"  # lease not left behind
 
 
-def test_a_table_over_its_lag_target_fails_the_lag_check_and_records_an_alert(airflow_db, replication_pair):
+def test_a_table_over_its_lag_target_fails_the_lag_check_and_records_an_alert(
+    airflow_db, replication_pair, monkeypatch
+):
     from replication.lag_targets import set_lag_target
     from replication.status import replication_status
 
     pair = replication_pair
+    monkeypatch.setenv(*FAST_RETRIES)
     wait_for_queue(pair)
     set_lag_target(pair.source.zk, pair.source.paths, "1", TABLE, 300)
     with pair.source.client() as client:

@@ -16,19 +16,19 @@ from pathlib import Path
 
 import pytest
 from cdp import chromium_binary, load_page
-from conftest import SchedulerStack, scheduler_stack
+from conftest import SchedulerStack, scheduler_stack, task_instance
 
 pytestmark = pytest.mark.slow
 
 SHIP = "hbrep_ship"
-THRESHOLD_MS = 40_000
-ROWS = 600  # one WAL entry each; one entry per batch and at most 10 batches/s to the slow peer: >= 60 s
+THRESHOLD_MS = 25_000
+ROWS = 350  # one WAL entry each; one entry per batch and at most 10 batches/s to the slow peer: >= 35 s
 
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory) -> Iterator[SchedulerStack]:
     """Peer 1 limited to 1 byte/s (the throttler then lets one batch through per 100 ms cycle), batches of
-    one entry, and a lag alert threshold of 40 s."""
+    one entry, and a lag alert threshold of 25 s."""
     with scheduler_stack(
         tmp_path_factory.mktemp("deadline"),
         tables={"t": {"f": 1}},
@@ -52,21 +52,29 @@ def test_a_ship_run_past_the_lag_threshold_records_an_alert_shown_by_status_and_
     assert all(run["state"] == "success" for run in before), before
     first = max(before, key=_queued_ms)  # the last run before the load (a slow start may see two)
 
-    with stack.source.client() as client:  # the load the slow peer takes >= 60 s to receive
+    with stack.source.client() as client:  # the load the slow peer takes >= 35 s to receive
         for i in range(ROWS):
             client.put("t", b"r%04d" % i, b"f", b"q", b"v%d" % i)
     deadline = time.monotonic() + 900
     slow = None
+    looked_at: dict[str, int] = {}  # alerted run -> the entries its commit shipped
     while slow is None:
-        assert time.monotonic() < deadline, "no lag alert for the run that shipped the load in 900 s"
+        assert time.monotonic() < deadline, f"no lag alert for the run that shipped the load in 900 s: {looked_at}"
         for alert in stack.status()["recent_alerts"]:
-            run = api.run(SHIP, alert["run_id"])
-            if _queued_ms(run) > _queued_ms(first):
-                slow = api.wait_for_run(SHIP, alert["run_id"], timeout=900)
+            if alert["run_id"] in looked_at or _queued_ms(api.run(SHIP, alert["run_id"])) <= _queued_ms(first):
+                continue
+            # an overloaded machine may also overrun the threshold with a run that shipped nothing: the alerted
+            # run looked for is the one that shipped the load
+            run = api.wait_for_run(SHIP, alert["run_id"], timeout=900)
+            assert run["state"] == "success", run
+            shipped = 0
+            if task_instance(api, SHIP, run["dag_run_id"], "peer.commit", 0)["state"] == "success":
+                committed = api.xcom(SHIP, run["dag_run_id"], "peer.commit", map_index=0)
+                shipped = committed["peers"]["1"]["entries_shipped"]
+            looked_at[run["dag_run_id"]] = shipped
+            if looked_at[run["dag_run_id"]] == ROWS:
+                slow = run
         time.sleep(5)
-    assert slow["state"] == "success", slow
-    committed = api.xcom(SHIP, slow["dag_run_id"], "peer.commit", map_index=0)
-    assert committed["peers"]["1"]["entries_shipped"] == ROWS  # the alerted run is the one that shipped the load
 
     # Every alert names a run that overran the threshold (a run within it, like the first one when the
     # machine is not overloaded, never has one), and was recorded no earlier than queued + threshold.
