@@ -162,6 +162,10 @@ def site_values(root: Path, layout: HBaseLayout) -> dict[str, str]:
         "hbase.client.retries.number": "10",
         "hbase.client.pause": "100",
         "zookeeper.session.timeout": "20000",
+        # A dead region server's queues are claimed after 1-2 s rather than HBase's 30-60 s
+        # (ReplicationSourceManager.claimQueue sleeps this plus a random share of it): the dev stack and the
+        # tests kill and restart servers on purpose and wait for the claim (0.94 used 2000).
+        "replication.sleep.before.failover": "1000",
         "hbase.master.balancer.stochastic.runMaxSteps": "false",
         "hbase.balancer.period": "3600000",
         # small memstores and block cache (384-512 MB heaps)
