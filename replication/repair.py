@@ -101,7 +101,7 @@ class RepairReport:
 def repaired_families(config: ReplicationPeerConfig, desc, wanted: list[str] | None) -> list[str]:
     """The families of ``desc`` a repair touches: ``wanted`` (each must exist and be replicated to the
     peer), else every family replicated to it (REPLICATION_SCOPE != 0 and the peer's table-cfs)."""
-    name = desc.name if desc.namespace != "default" else desc.qualifier
+    name = desc.name  # canonical: "t1" for default:t1
     replicated = replicated_families(config, desc)
     if wanted is None:
         if not replicated:

@@ -171,7 +171,7 @@ def _helper_config(config: ReplicationPeerConfig, descriptors: list[TableDescrip
     the peer replicates."""
     table_cfs = {}
     for desc in descriptors:
-        name = desc.name if desc.namespace != "default" else desc.qualifier
+        name = desc.name  # canonical: "t1" for default:t1
         families = replicated_families(config, desc)
         if not families:
             raise SeedError(f"table {name} has no column family replicated to this peer: nothing to seed")
