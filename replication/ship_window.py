@@ -17,10 +17,10 @@ when one waits, ends its window there ("successor waiting"), commits nothing mor
 lease, which the waiter then takes for its first pass. No two passes overlap (the lease), positions go
 on from the holder's last commit, and the waiter drops its registration once the lease is free.
 
-Stopping early (``stop_requested``, e.g. the Airflow task's ``on_kill`` when the task is marked failed or
-its worker is stopped): a window looks at the request after each pass and while it idles or waits for a
-lease, and ends there ("stop requested"), so a stop waits for at most the pass in flight, whose commit
-completes; nothing is left half-committed and the lease is released as at any other end.
+Stopping early (``stop_requested``, e.g. the Airflow task's ``on_kill`` when its worker is stopped): a
+window looks at the request after each pass and while it idles or waits for a lease, and ends there
+("stop requested"), so a stop waits for at most the pass in flight, whose commit completes; nothing is
+left half-committed and the lease is released as at any other end.
 
 A pass that finds nothing to ship starts no job and waits ``replication.source.sleepforretries`` (the
 time HBase's WAL reader waits before looking again) before the next one. A new pass starts only while

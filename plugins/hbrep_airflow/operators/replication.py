@@ -144,9 +144,10 @@ class ShipWindowOperator(_HbrepOperator):
     queue failed or is stuck, after committing what the peer acknowledged; emits the peer's asset event
     with the window's summary (passes, rows, bytes, lag at end), which it also returns for XCom.
 
-    ``on_kill`` (the task marked failed, or its worker stopped with SIGTERM) ends the window after the pass
-    in flight, whose commit completes, and the task fails saying so: Airflow 3 only calls ``on_kill`` and
-    lets the task go on, so without it a stop would wait out the whole window.
+    ``on_kill`` (the task's SIGTERM: its worker or the scheduler stopped, or the task marked failed) ends the
+    window after the pass in flight, whose commit completes, and the task fails saying so: Airflow 3 only
+    calls ``on_kill`` and lets the task go on, so without it a stop would wait out the whole window. (A task
+    marked failed is SIGKILLed by its supervisor 5 s later whatever it does; see docs/deployment.md.)
     """
 
     template_fields: Sequence[str] = ("peer_id",)
