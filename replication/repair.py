@@ -101,16 +101,15 @@ class RepairReport:
 def repaired_families(config: ReplicationPeerConfig, desc, wanted: list[str] | None) -> list[str]:
     """The families of ``desc`` a repair touches: ``wanted`` (each must exist and be replicated to the
     peer), else every family replicated to it (REPLICATION_SCOPE != 0 and the peer's table-cfs)."""
-    name = desc.name  # canonical: "t1" for default:t1
     replicated = replicated_families(config, desc)
     if wanted is None:
         if not replicated:
-            raise RepairError(f"table {name} has no column family replicated to this peer: nothing to repair")
+            raise RepairError(f"table {desc.name} has no column family replicated to this peer: nothing to repair")
         return replicated
     for family in wanted:
         desc.family(family)  # UnknownFamily naming the table
         if family not in replicated:
-            raise RepairError(f"column family {family!r} of {name} is not replicated to this peer")
+            raise RepairError(f"column family {family!r} of {desc.name} is not replicated to this peer")
     return sorted(set(wanted))
 
 

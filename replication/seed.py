@@ -171,11 +171,10 @@ def _helper_config(config: ReplicationPeerConfig, descriptors: list[TableDescrip
     the peer replicates."""
     table_cfs = {}
     for desc in descriptors:
-        name = desc.name  # canonical: "t1" for default:t1
         families = replicated_families(config, desc)
         if not families:
-            raise SeedError(f"table {name} has no column family replicated to this peer: nothing to seed")
-        table_cfs[name] = families
+            raise SeedError(f"table {desc.name} has no column family replicated to this peer: nothing to seed")
+        table_cfs[desc.name] = families
     return ReplicationPeerConfig(
         cluster_key=config.cluster_key, replicate_all=False, table_cfs=table_cfs, bandwidth=config.bandwidth,
         configuration=dict(config.configuration),

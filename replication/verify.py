@@ -423,8 +423,7 @@ def split_list(text: str | None) -> list[str] | None:
 def replicated_families(config: ReplicationPeerConfig, desc: TableDescriptor) -> list[str]:
     """The families of ``desc`` replicated to the peer of ``config``, sorted: REPLICATION_SCOPE != 0 and let
     through by the peer's table-cfs (what a ship delivers; a scope-0 family never reaches the peer)."""
-    name = desc.name  # canonical: "t1" for default:t1
-    return sorted(f for f, cf in desc.families.items() if cf.scope != 0 and config.need_to_replicate(name, f))
+    return sorted(f for f, cf in desc.families.items() if cf.scope != 0 and config.need_to_replicate(desc.name, f))
 
 
 def verify_targets(
@@ -455,14 +454,13 @@ def verify_targets(
     for peer_id in peer_ids:
         config = storage.get_peer_config(peer_id)
         for desc in tables:
-            name = desc.name  # canonical: "t1" for default:t1
             wanted = [f for f in replicated_families(config, desc) if not families or f in families]
             if table is None and not wanted:
                 continue
             targets.append(
                 {
                     "peer_id": peer_id,
-                    "table": name,
+                    "table": desc.name,
                     "families": sorted(families) if families else sorted(wanted),
                     "start_ms": start_ms,
                     "end_ms": end_ms,
