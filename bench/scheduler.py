@@ -33,6 +33,7 @@ from typing import Any
 from urllib.parse import quote
 
 from bench import _support as s
+from bench.cpu_share import CpuSampler
 from replication.devstack.stack import SHIP_SCHEDULE, SHIP_WINDOW_MS
 
 NAME = "scheduler"
@@ -78,15 +79,18 @@ class Stack:
 
 @dataclass
 class PeerRows:
-    """The peer's replicated cells, read incrementally: a WAL file is re-read only when its size changed
-    (a poll every second must not read every WAL again on a 2-core machine that is also shipping)."""
+    """The peer's replicated cells, read incrementally: a WAL whose size changed is read on from where the
+    last poll stopped (a poll must not read every WAL again on a 2-core machine that is also shipping: the
+    bench's own CPU shows in the CPU-while-it-shipped figures)."""
 
     root: str
-    seen: dict[str, tuple[int, list[tuple[bytes, int, int]]]] = field(default_factory=dict)
+    seen: dict[str, tuple[int, int, list[tuple[bytes, int, int]]]] = field(default_factory=dict)
+    rows_by_first_byte: dict[bytes, set[bytes]] = field(default_factory=dict)
 
     def cells(self) -> list[tuple[bytes, int, int]]:
         """(row, cell timestamp ms, delay ms) of every cell in the peer's WALs and oldWALs."""
         from replication.fs import get_filesystem
+        from replication.wal.errors import CorruptWALError
         from replication.wal.reader import open_wal
 
         fs, root = get_filesystem(self.root)
@@ -96,14 +100,28 @@ class PeerRows:
                     path = os.path.join(dirpath, name)
                     with contextlib.suppress(FileNotFoundError):
                         size = os.path.getsize(path)
-                        if size == 0 or self.seen.get(name, (-1, []))[0] == size:
+                        old_size, position, out = self.seen.get(name, (-1, 0, []))
+                        if size == 0 or old_size == size:
                             continue
-                        out = []
-                        for read in open_wal(path, fs=fs):
-                            wt = read.entry.key.write_time
-                            out.extend((bytes(c.row), c.timestamp, wt - c.timestamp) for c in read.entry.cells)
-                        self.seen[name] = (size, out)
-        return [cell for _size, cells in self.seen.values() for cell in cells]
+                        try:
+                            reader = open_wal(path, fs=fs, start=position)
+                            new = self._read(reader)
+                        except CorruptWALError:  # closed since (its trailer after the entries): read it whole
+                            out, reader = [], open_wal(path, fs=fs)
+                            new = self._read(reader)
+                        out.extend(new)
+                        self.seen[name] = (size, reader.position, out)
+        return [cell for _size, _pos, cells in self.seen.values() for cell in cells]
+
+    def _read(self, reader: Any) -> list[tuple[bytes, int, int]]:
+        out = []
+        for read in reader:
+            wt = read.entry.key.write_time
+            for c in read.entry.cells:
+                row = bytes(c.row)
+                out.append((row, c.timestamp, wt - c.timestamp))
+                self.rows_by_first_byte.setdefault(row[:1], set()).add(row)
+        return out
 
     def delays(self, prefix: bytes) -> list[float]:
         """Delay in seconds of every cell whose row starts with ``prefix`` (one per row: the first copy)."""
@@ -120,7 +138,9 @@ class PeerRows:
         return min(times), max(times)
 
     def count(self, prefix: bytes) -> int:
-        return len({row for row, _ts, _d in self.cells() if row.startswith(prefix)})
+        """Distinct rows starting with ``prefix`` (non-empty) on the peer."""
+        self.cells()
+        return sum(1 for row in self.rows_by_first_byte.get(prefix[:1], ()) if row.startswith(prefix))
 
 
 def _devstack(*args: str) -> subprocess.CompletedProcess[str]:
@@ -248,6 +268,22 @@ def _wait_drained(st: Stack, peer: PeerRows, prefix: bytes, expected: int, timeo
     raise RuntimeError(f"scheduler bench ({st.mode}): {expected} rows not on the peer after {timeout:.0f}s")
 
 
+def _wait_shipped(st: Stack, peer: PeerRows, prefix: bytes, expected: int, since: float, timeout: float) -> None:
+    """Wait until the peer holds ``expected`` rows with ``prefix``, reading its WALs only after each ship
+    that ended after ``since`` (epoch s): never while a pass ships, whose CPU the reading would take."""
+    deadline = time.monotonic() + timeout
+    mark = since
+    while time.monotonic() < deadline:
+        end = ship_end_after(st, mark)
+        if end is None:
+            time.sleep(0.5)
+            continue
+        if peer.count(prefix) >= expected:
+            return
+        mark = end + 1e-3
+    raise RuntimeError(f"scheduler bench ({st.mode}): {expected} rows not on the peer after {timeout:.0f}s")
+
+
 def _wait_runs_ended(st: Stack, before: float, timeout: float = 300) -> None:
     """Wait until every run that started before ``before`` (epoch s) has ended."""
     deadline = time.monotonic() + timeout
@@ -325,19 +361,30 @@ def backlog(st: Stack, peer: PeerRows, rows: int, value_size: int, prefix: bytes
     with st.api() as api:
         _pause_for_backlog(st, api)
         written = s.load(st, rows, value_size=value_size, prefix=prefix)  # type: ignore[arg-type]
+        sampler = CpuSampler(st.source_key)
+        sampler.start()
         triggered = time.time()
         api.set_paused(DAG, False)
         api.trigger(DAG)
-    _wait_drained(st, peer, prefix, written.rows, 900, poll=5)
-    first, last = peer.arrival_span(prefix)
-    deadline = time.monotonic() + 300
-    while (done := ship_end_after(st, last)) is None:  # the carrying ship's log line / task end lands after
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"scheduler bench ({st.mode}): no ship ended after the backlog's last row")
-        time.sleep(1)
+    try:
+        _wait_shipped(st, peer, prefix, written.rows, triggered, 900)
+        first, last = peer.arrival_span(prefix)
+        deadline = time.monotonic() + 300
+        while (done := ship_end_after(st, last)) is None:  # the carrying ship's log line / task end lands after
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"scheduler bench ({st.mode}): no ship ended after the backlog's last row")
+            time.sleep(1)
+    finally:
+        sampler.stop()
     m = st.mode
     shipped = [p for p in passes(st.state) if triggered <= p["at"] <= done and p["queues"]]
     pass_s = sum(p["seconds"] for p in shipped)
+    # CPU by component while the backlog shipped: the passes (connect), or trigger to ship end (submit)
+    t0 = min((p["at"] - p["seconds"] for p in shipped), default=triggered)
+    stretch = sampler.span(t0, done)
+    cpu = {f"{m}: {label} backlog: CPU sampled while it shipped (s, x {os.cpu_count()} cores)": stretch}
+    for name, used in sorted(sampler.used(t0, done).items(), key=lambda kv: -kv[1]):
+        cpu[f"{m}: {label} backlog: CPU s while it shipped: {name}"] = used
     out = {
         f"{m}: {label} backlog: rows": written.rows,
         f"{m}: {label} backlog: ingest rows/s (4 clients, DAG paused)": written.rows_per_s,
@@ -350,7 +397,7 @@ def backlog(st: Stack, peer: PeerRows, rows: int, value_size: int, prefix: bytes
         out[f"{m}: {label} backlog: passes that shipped it"] = len(shipped)
         out[f"{m}: {label} backlog: seconds in those passes"] = pass_s
         out[f"{m}: {label} backlog: rows/s within the passes"] = sum(p["rows"] for p in shipped) / max(pass_s, 1e-3)
-    return out
+    return {**out, **cpu}
 
 
 def _started_in(st: Stack, t0: float, t1: float) -> list[dict[str, Any]]:
@@ -547,6 +594,11 @@ def result(f: dict[str, float], loads: list[str], commit: str, quick: bool) -> d
             "gaps = time between tasks where none of the run's tasks ran. With a window the ship task stays "
             "open for the window even with nothing to ship (passes every replication.source.sleepforretries), "
             "so its run's wall is about the window; the target row 'without the ship task' takes it out. "
-            "Pass times: from the ship task's log (ship_window: 'Pass N ... in X s').",
+            "Pass times: from the ship task's log (ship_window: 'Pass N ... in X s'). 'CPU s while it shipped': "
+            "each process's CPU time (psutil, sampled every 0.25 s by bench/cpu_share.py) over the passes that "
+            "shipped the backlog (connect) or from the trigger to the ship task's end (submit), summed by "
+            "component; a process that lived between two samples is missed, so each share is a lower bound. "
+            "The bench reads the peer's WALs to see the backlog arrive only after a ship has ended, so that "
+            "reading does not take the passes' CPU.",
         ],
     }

@@ -112,3 +112,30 @@ def test_a_quick_pass_writes_its_own_folder_and_report_and_leaves_the_full_one(t
     assert "(p.png)" in report and "Time each benchmark took: fake" in report
     assert not (tmp_path / "BENCHMARKS.md").exists()
     assert json.loads((full / "e2e.json").read_text())["ratios"]  # the full result is untouched
+
+
+def test_a_missed_scheduler_backlog_quotes_the_cpu_each_component_used_while_it_shipped(results_dir):
+    p = "connect: 100-byte backlog: "
+    figures = {
+        f"{p}rows": 1_000_000,
+        f"{p}ingest rows/s (4 clients, DAG paused)": 66_000.0,
+        f"{p}trigger to the end of the ship that carried the last row (s)": 11.0,
+        f"{p}trigger to first row on the peer (s)": 7.0,
+        f"{p}rows/s within the passes": 100_000.0,
+        f"{p}CPU sampled while it shipped (s, x 2 cores)": 4.0,
+        f"{p}CPU s while it shipped: Spark's Python workers": 2.5,
+        f"{p}CPU s while it shipped: peer region servers": 1.2,
+        f"{p}CPU s while it shipped: Airflow (scheduler, API server, DAG processor, triggerer, tasks)": 2.1,
+        f"{p}CPU s while it shipped: other": 0.01,
+    }
+    _result(results_dir, "scheduler", {f"{p}scheduler rows/s / ingest rows/s": 1.4}, figures=figures)
+    result = json.loads((results_dir / "scheduler.json").read_text())
+    (results_dir / "scheduler.json").write_text(json.dumps({**result, "date": "2026-11-26T19:00:00"}))
+    line = next(x for x in registry._targets_table(results_dir) if "replication rows/s >= 3x ingest, 100-byte" in x)
+    assert "1,000,000 rows written in 15.2 s took 11.0 s from the trigger to the peer" in line
+    # 5.81 of 8 CPU seconds, largest first; a share under 0.05 s is left out
+    assert (
+        "4.0 s on 2 cores, 73% busy: Spark's Python workers 2.5 s, Airflow (scheduler, API server, DAG processor, "
+        "triggerer, tasks) 2.1 s, peer region servers 1.2 s)" in line
+    )
+    assert "other" not in line
