@@ -26,6 +26,9 @@ COMPONENTS: tuple[tuple[str, str], ...] = (
     ("QuorumPeerMain", "ZooKeeper"),
     ("airflow", "Airflow (scheduler, API server, DAG processor, triggerer, tasks)"),
 )
+# How figures() names its figures (bench/registry.cpu_shares reads them back).
+SPAN_FIGURE = "CPU sampled while it shipped"
+USED_FIGURE = "CPU s while it shipped: "
 # A process is named again at each sample while younger than this: until its exec it has its parent's name.
 EXEC_GRACE_S = 2.0
 
@@ -90,8 +93,7 @@ class CpuSampler:
         A process first seen after ``t0`` counts from its start (its whole CPU time); one that ended
         before ``t1`` counts until its last sample. Empty when fewer than two samples fall in the stretch.
         """
-        i = min(bisect.bisect_left(self._times, t0), len(self._times) - 1)
-        j = min(bisect.bisect_left(self._times, t1), len(self._times) - 1)
+        i, j = self._nearest(t0), self._nearest(t1)
         if j <= i:
             return {}
         before, last = self._samples[i], {}
@@ -104,6 +106,18 @@ class CpuSampler:
 
     def span(self, t0: float, t1: float) -> float:
         """Seconds between the samples :meth:`used` takes for ``t0`` and ``t1``."""
-        i = min(bisect.bisect_left(self._times, t0), len(self._times) - 1)
-        j = min(bisect.bisect_left(self._times, t1), len(self._times) - 1)
+        i, j = self._nearest(t0), self._nearest(t1)
         return self._times[j] - self._times[i] if j > i else 0.0
+
+    def _nearest(self, t: float) -> int:
+        """Index of the first sample at or after ``t`` (the last sample when none is; -1 when none was taken)."""
+        return min(bisect.bisect_left(self._times, t), len(self._times) - 1)
+
+    def figures(self, prefix: str, t0: float, t1: float) -> dict[str, float]:
+        """The result figures of a stretch: ``<prefix>`` + SPAN_FIGURE (seconds, with the core count) and
+        ``<prefix>`` + USED_FIGURE + component for each component, largest first (read by
+        bench/registry.cpu_shares)."""
+        out = {f"{prefix}{SPAN_FIGURE} (s, x {os.cpu_count()} cores)": self.span(t0, t1)}
+        for name, used in sorted(self.used(t0, t1).items(), key=lambda kv: -kv[1]):
+            out[f"{prefix}{USED_FIGURE}{name}"] = used
+        return out

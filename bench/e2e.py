@@ -8,7 +8,6 @@ processes; ship cycles run their Spark job in one local[2] session (in-process, 
 
 from __future__ import annotations
 
-import os
 import time
 
 from bench import _support as s
@@ -48,8 +47,6 @@ def run(quick: bool) -> dict:
             catch_t0 = time.time()
             catch = s.drain(pair, spark)
             catch_t1 = time.time()
-        catch_cpu = sampler.used(catch_t0, catch_t1)
-        catch_span = sampler.span(catch_t0, catch_t1)
 
     # (ratio, ingest rows/s, replication rows/s) of each round, the ratio taken within the round
     per_round = [(d.rows / d.seconds / i.rows_per_s, i.rows_per_s, d.rows / d.seconds) for i, d in rounds_run]
@@ -79,10 +76,8 @@ def run(quick: bool) -> dict:
         f"backlog {label}: catch-up cycles": catch.cycles,
         f"backlog {label}: catch-up rate (MB/s)": catch_mb_s,
         f"backlog {label}: catch-up rate (rows/s)": catch.rows / catch.seconds,
-        f"backlog {label}: CPU sampled while it shipped (s, x {os.cpu_count()} cores)": catch_span,
+        **sampler.figures(f"backlog {label}: ", catch_t0, catch_t1),
     }
-    for name, used in sorted(catch_cpu.items(), key=lambda kv: -kv[1]):
-        figures[f"backlog {label}: CPU s while it shipped: {name}"] = used
     ratios = {
         "replication rows/s / ingest rows/s (target >= 3)": median_ratio,
         f"backlog {label}: catch-up rate / its write rate": (catch.bytes / catch.seconds)

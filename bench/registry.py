@@ -22,6 +22,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from bench.cpu_share import SPAN_FIGURE, USED_FIGURE
+
 BENCH_DIR = Path(__file__).resolve().parent
 RESULTS = BENCH_DIR / "results"
 REPORT = BENCH_DIR.parent / "BENCHMARKS.md"
@@ -241,11 +243,11 @@ def _scheduler_empty_bound(f: dict) -> str:
 def cpu_shares(f: dict, prefix: str) -> str:
     """'N s on C cores, B% busy: component a s, ...' from a result's ``<prefix>CPU ...`` figures
     (bench/cpu_share.py), or '' when the run sampled none."""
-    span_key = next((k for k in f if k.startswith(f"{prefix}CPU sampled while it shipped")), None)
+    span_key = next((k for k in f if k.startswith(f"{prefix}{SPAN_FIGURE}")), None)
     if span_key is None or not f[span_key]:
         return ""
     cores = int(span_key.rsplit("x ", 1)[1].rstrip(" cores)"))
-    used = {k.rsplit(": ", 1)[1]: v for k, v in f.items() if k.startswith(f"{prefix}CPU s while it shipped: ")}
+    used = {k.removeprefix(prefix + USED_FIGURE): v for k, v in f.items() if k.startswith(prefix + USED_FIGURE)}
     busy = sum(used.values()) / (f[span_key] * cores)
     parts = ", ".join(f"{name} {v:.1f} s" for name, v in sorted(used.items(), key=lambda kv: -kv[1]) if v >= 0.05)
     return f"{f[span_key]:.1f} s on {cores} cores, {busy:.0%} busy: {parts}"

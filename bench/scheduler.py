@@ -89,6 +89,11 @@ class PeerRows:
 
     def cells(self) -> list[tuple[bytes, int, int]]:
         """(row, cell timestamp ms, delay ms) of every cell in the peer's WALs and oldWALs."""
+        self._read_new()
+        return [cell for _size, _pos, cells in self.seen.values() for cell in cells]
+
+    def _read_new(self) -> None:
+        """Read what the peer's WALs gained since the last call."""
         from replication.fs import get_filesystem
         from replication.wal.errors import CorruptWALError
         from replication.wal.reader import open_wal
@@ -111,7 +116,6 @@ class PeerRows:
                             new = self._read(reader)
                         out.extend(new)
                         self.seen[name] = (size, reader.position, out)
-        return [cell for _size, _pos, cells in self.seen.values() for cell in cells]
 
     def _read(self, reader: Any) -> list[tuple[bytes, int, int]]:
         out = []
@@ -139,7 +143,7 @@ class PeerRows:
 
     def count(self, prefix: bytes) -> int:
         """Distinct rows starting with ``prefix`` (non-empty) on the peer."""
-        self.cells()
+        self._read_new()
         return sum(1 for row in self.rows_by_first_byte.get(prefix[:1], ()) if row.startswith(prefix))
 
 
@@ -381,10 +385,7 @@ def backlog(st: Stack, peer: PeerRows, rows: int, value_size: int, prefix: bytes
     pass_s = sum(p["seconds"] for p in shipped)
     # CPU by component while the backlog shipped: the passes (connect), or trigger to ship end (submit)
     t0 = min((p["at"] - p["seconds"] for p in shipped), default=triggered)
-    stretch = sampler.span(t0, done)
-    cpu = {f"{m}: {label} backlog: CPU sampled while it shipped (s, x {os.cpu_count()} cores)": stretch}
-    for name, used in sorted(sampler.used(t0, done).items(), key=lambda kv: -kv[1]):
-        cpu[f"{m}: {label} backlog: CPU s while it shipped: {name}"] = used
+    cpu = sampler.figures(f"{m}: {label} backlog: ", t0, done)
     out = {
         f"{m}: {label} backlog: rows": written.rows,
         f"{m}: {label} backlog: ingest rows/s (4 clients, DAG paused)": written.rows_per_s,
