@@ -317,13 +317,17 @@ def start_seed(
         return mark, []
     if source.is_real_hbase:
         return _start_snapshot_seed(zk, key, source, peer_id, names, descriptors, str(peer_rootdir), queue_timeout_s)
-    if not storage.peer_exists(peer_id):
-        storage.add_peer(peer_id, ReplicationPeerConfig(cluster_key=str(cluster_key)))
+    adding = not storage.peer_exists(peer_id)
+    config = ReplicationPeerConfig(cluster_key=str(cluster_key)) if adding else storage.get_peer_config(peer_id)
+    # The tables first: once the peer exists its own cycles ship, and until the seed's mark is written they do
+    # not skip these tables, so a table the peer lacked would fail their sink ("unknown table").
+    created = ensure_tables_on_peer(conf, config, descriptors)
+    if adding:
+        storage.add_peer(peer_id, config)
         LOG.info("peer %s added (%s)", peer_id, cluster_key)
-    config = storage.get_peer_config(peer_id)
+        config = storage.get_peer_config(peer_id)
     helper = helper_peer_id(peer_id)
     helper_config = _helper_config(config, descriptors)
-    created = ensure_tables_on_peer(conf, config, descriptors)
     if not storage.peer_exists(helper):
         storage.add_peer(helper, helper_config, enabled=False)
     _wait_for_helper_queues(zk, source, helper, queue_timeout_s)

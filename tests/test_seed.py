@@ -114,7 +114,6 @@ def test_seed_copies_history_while_the_source_writes_and_the_peer_ships_on(pair,
         while len(load.acked) < 50:  # the load is under way before the seed: its rows are in the copy
             assert time.monotonic() < deadline, "the load wrote nothing"
             time.sleep(0.1)
-        written_before_seed = len(load.acked)
         with connected(pair.source_key) as zk:
             report = seed_peer(spark, zk, pair.source_key, pair.conf, "5", [table],
                                cluster_key=str(pair.peer_key), chunks=4, timeout_s=300)  # fmt: skip
@@ -124,10 +123,12 @@ def test_seed_copies_history_while_the_source_writes_and_the_peer_ships_on(pair,
         shipping.set()
         shipper.join(120)
     assert report.created_on_peer == [table] and report.chunks == {table: 4}
-    # the peer lacks the table, so the copy writes every cell its scans find: the history (f keeps one
-    # version), and every load cell acknowledged before the seed began (those written later may come by the
-    # copy or by the helper peer's catch-up, as timing has it)
-    assert report.copied_cells[table] >= HISTORY + written_before_seed
+    # the history left the WALs before the peer was added, so only the copy can bring it (f keeps one version):
+    # the copy wrote at least those cells. The load's cells may come by the copy, by the peer's own cycles (in
+    # the moment between the peer's add and the seed's mark, when they do not skip the table yet) or by the
+    # helper peer's catch-up, as timing has it; the copy writes only what the peer lacks, so they are not
+    # counted here but in the sets compared below. (Counting them here failed CI once: 2034 < 2000 + 60.)
+    assert report.copied_cells[table] >= HISTORY
     assert report.verify[table]["BADROWS"] == 0 and report.verify[table]["GOODROWS"] >= HISTORY
     with connected(pair.source_key) as zk:
         assert read_seed(zk, _paths(pair), "5") is None
