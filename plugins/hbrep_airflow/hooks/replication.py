@@ -160,6 +160,14 @@ class ReplicationHook(BaseHook):
             "spark_master": conf.get_str("hbrep.spark.master"),
         }
 
+    def preload_engine_client(self) -> bool:
+        """True when the Spark Connect client is already imported in this process (inherited from the
+        executor); else start importing it in the background and return False at once, so that a ship
+        window's first job waits less for it (``replication.jobs.connect.preload_client``)."""
+        from replication.jobs.connect import preload_client
+
+        return preload_client()
+
     def ship_window(
         self,
         peer_id: str,

@@ -166,8 +166,12 @@ class ShipWindowOperator(_HbrepOperator):
         self._kill_requested = True
 
     def execute(self, context: Any) -> dict[str, Any]:
-        url = SparkConnectHook(self.spark_connect_conn_id).get_connection_url()
         hook = self.hook
+        if hook.preload_engine_client():
+            self.log.info("Spark Connect client: inherited from the executor's pre-import")
+        else:  # imported in the background, beside the connection lookup, ZooKeeper, the lease and the snapshot
+            self.log.info("Spark Connect client: importing (the executor did not pre-import it)")
+        url = SparkConnectHook(self.spark_connect_conn_id).get_connection_url()
         ti = context["ti"]
         report = hook.ship_window(
             self.peer_id,
