@@ -96,4 +96,7 @@ def test_the_next_run_takes_the_window_over_and_every_row_arrives(stack, spark):
         assert nxt["start_date"] and _ts(nxt["start_date"]) < _ts(ship["end_date"]), (ship, nxt)
         assert _ts(ship["end_date"]) - _ts(ship["start_date"]) < WINDOW_MS / 1000, ship
         handed_over += 1
+        # make up's executor (PreloadingLocalExecutor) imported the Connect client before forking the task
+        log = api.task_log(SHIP, older["dag_run_id"], "peer.ship", ship["try_number"], map_index=0)
+        assert "Spark Connect client: inherited from the executor's pre-import" in log, log[-2000:]
     assert handed_over >= 1, [(r["dag_run_id"], r["state"]) for r in runs]

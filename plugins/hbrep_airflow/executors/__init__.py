@@ -1,0 +1,1 @@
+"""Airflow executors for hbrep deployments."""
