@@ -49,7 +49,7 @@ fuzz: install
 	  --report ../../RELIABILITY.md
 
 bench: install
-	$(PY) -m bench $(if $(QUICK),--quick,)
+	$(PY) -m bench $(if $(QUICK),--quick,) $(foreach b,$(ONLY),--only $(b))
 
 lint: install
 	$(VENV)/bin/ruff check .
