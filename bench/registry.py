@@ -261,19 +261,21 @@ def _scheduler_drain_bound(rows: str) -> Callable[[dict], str]:
         n = f[f"{prefix}rows"]
         first = f.get(f"{prefix}trigger to first row on the peer (s)")
         shipping = f.get(f"{prefix}rows/s within the passes")
+        in_passes = f.get(f"{prefix}seconds in those passes")
         split = (
-            f" ({first:.1f} s until the first row reached the peer: the scheduler's start of the run and the "
-            f"tasks before the ship; {shipping:,.0f} rows/s within the window's passes, {shipping / ingest:.2f}x "
-            "ingest)"
-            if first is not None and shipping
+            f" ({drain - in_passes:.1f} s before the passes: the scheduler's start of the run and of its tasks; "
+            f"{in_passes:.1f} s in the passes, {shipping:,.0f} rows/s, {shipping / ingest:.2f}x ingest; the first "
+            f"row reached the peer {first:.1f} s after the trigger, as a pass reads each queue's first batch, up "
+            "to replication.source.size.capacity, before it ships it)"
+            if first is not None and shipping and in_passes
             else ""
         )
         shares = cpu_shares(f, prefix)
         cpu = (
             f". CPU time while it shipped, per component (bench/cpu_share.py: {shares}): the passes' Spark "
-            "workers (read, filter, ship), the peer's region server (decode, WAL append, memstore) and "
-            "Airflow's own processes (the unpaused run's ship task and the triggered run's tasks starting) "
-            "share the machine's 2 cores"
+            "workers (read, filter, ship), the peer's region server (decode, WAL append, memstore; one process, "
+            "so at most one core) and Airflow's own processes (the scheduler, the ship task, the triggered "
+            "run's tasks starting) share the machine's 2 cores"
             if shares
             else ""
         )

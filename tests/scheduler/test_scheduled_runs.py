@@ -2,9 +2,10 @@
 
 Data (write times set per day, as ``hbrep put --ts`` sets them): table ``t`` (family ``f`` replicated to
 peer 1, ``g`` kept local) has rows on three past days D1..D3 and yesterday; a drifted row (on the peer
-only) sits in D2. ``hbrep_verify`` starts yesterday, so its scheduler makes exactly one catchup run:
-yesterday's. Table ``u`` (families ``a`` and ``b``) is seeded on both clusters and replicated to peer 2,
-which the params test adds: until then every verify run checks one pair, (1, t), which keeps runs short.
+only) sits in D2. ``hbrep_verify`` starts yesterday, so its scheduler makes one catchup run: yesterday's
+(and one for today too when the clock passes midnight UTC during the module). Table ``u`` (families ``a``
+and ``b``) is seeded on both clusters and replicated to peer 2, which the params test adds: until then
+every verify run checks one pair, (1, t), which keeps runs short.
 """
 
 from __future__ import annotations
@@ -32,6 +33,11 @@ DRIFT_TS = ms(D2 + timedelta(hours=12))
 TASKS = ("targets", "verify", "quality")
 STATE_BADGES = "Array.from(document.querySelectorAll('[data-testid=state-badge]')).map(e => e.innerText.trim())"
 CHECK_ICON = "M20 6 9 17l-5-5"  # the check mark Airflow's grid draws in a successful task's square
+
+
+def _days_over_since(day) -> int:
+    """Whole days from ``day`` (a midnight) to today's midnight: the verify DAG's catch-up runs due."""
+    return (midnight(0) - day) // DAY
 
 
 def _t_cells() -> list[Cell]:
@@ -97,7 +103,10 @@ def test_each_dag_runs_on_its_schedule(stack, shipped):
     # hbrep_verify: unpaused, its scheduler catches up on yesterday (its start date): one run whose data
     # interval is that whole day, verifying yesterday's rows and nothing else.
     api.set_paused(VERIFY, False)
-    (run,) = api.wait_for_runs(VERIFY, 1, run_type="scheduled", timeout=900)
+    # One catch-up run per day that is over since the start date: 1, or 2 when the clock passed midnight UTC
+    # after this module computed its days (a make test that straddled midnight failed on a second run).
+    runs = api.wait_for_runs(VERIFY, _days_over_since(YESTERDAY), run_type="scheduled", timeout=900)
+    (run,) = [r for r in runs if r["data_interval_start"] == f"{YESTERDAY:%Y-%m-%dT%H:%M:%SZ}"]
     assert run["state"] == "success", run
     assert (run["data_interval_start"], run["data_interval_end"]) == (
         f"{YESTERDAY:%Y-%m-%dT%H:%M:%SZ}",
@@ -107,7 +116,8 @@ def test_each_dag_runs_on_its_schedule(stack, shipped):
     assert list(counters) == [("1", "t")]  # u is replicated to no peer yet
     assert counters[("1", "t")]["GOODROWS"] == T_ROWS[YESTERDAY]
     assert counters[("1", "t")]["BADROWS"] == 0
-    assert len(api.runs(VERIFY, run_type="scheduled")) == 1  # no run for today: its day is not over
+    # no run for today: its day is not over
+    assert len(api.runs(VERIFY, run_type="scheduled")) == _days_over_since(YESTERDAY)
 
 
 @pytest.fixture(scope="module")
