@@ -20,6 +20,7 @@ queue). What this module adds is the session:
 from __future__ import annotations
 
 import hashlib
+import importlib
 import logging
 import os
 import sys
@@ -68,15 +69,21 @@ def preload_client() -> bool:
     return False
 
 
-def _import_client() -> None:
-    import importlib
-
-    for name in CLIENT_MODULES:
+def import_client(modules: tuple[str, ...] = CLIENT_MODULES) -> dict[str, Exception]:
+    """Import ``modules`` (default: the Connect client's) in this process; the ones that failed, with their
+    errors (never raised: ``connect_session`` imports them again and raises there, in the caller)."""
+    failed: dict[str, Exception] = {}
+    for name in modules:
         try:
             importlib.import_module(name)
-        except Exception:  # connect_session imports it again and raises it there, in the caller
-            LOG.debug("preloading %s failed; connect_session will raise it", name, exc_info=True)
-            return
+        except Exception as exc:
+            failed[name] = exc
+    return failed
+
+
+def _import_client() -> None:
+    for name, exc in import_client().items():
+        LOG.debug("preloading %s failed (%s); connect_session will raise it", name, exc)
 
 
 class SparkConnectUnavailable(HbrepError):

@@ -15,7 +15,6 @@ multiprocessing's spawn start method it is the LocalExecutor unchanged (nothing 
 
 from __future__ import annotations
 
-import importlib
 import logging
 import multiprocessing
 
@@ -25,16 +24,14 @@ LOG = logging.getLogger(__name__)
 
 
 def preimport(modules: tuple[str, ...]) -> list[str]:
-    """Import ``modules`` in this process; the ones that failed (logged, never raised: a task importing one
-    of them again raises the error where it is needed)."""
-    failed = []
-    for name in modules:
-        try:
-            importlib.import_module(name)
-        except Exception as exc:  # the task's own import raises it, in the task's log
-            LOG.warning("hbrep: could not pre-import %s for task processes: %s", name, exc)
-            failed.append(name)
-    return failed
+    """Import ``modules`` in this process (``replication.jobs.connect.import_client``); the ones that failed,
+    each logged in one warning, never raised: a task importing one of them again raises it where it is needed."""
+    from replication.jobs.connect import import_client
+
+    failed = import_client(modules)
+    for name, exc in failed.items():
+        LOG.warning("hbrep: could not pre-import %s for task processes: %s", name, exc)
+    return list(failed)
 
 
 class PreloadingLocalExecutor(LocalExecutor):
