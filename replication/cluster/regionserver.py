@@ -379,7 +379,10 @@ class HRegionServer:
                 scopes=desc.scopes_for_wal(),
                 cluster_ids=list(cluster_ids or []),
             )
-            txid = self.wal.append(Entry(key, cells), on_appended=lambda: region.add(cells, seq), encoded_cells=encoded)
+            size = len(encoded) if encoded is not None else None
+            txid = self.wal.append(
+                Entry(key, cells), on_appended=lambda: region.add(cells, seq, size), encoded_cells=encoded
+            )
         self.wal.sync(txid)
         if self.wal.current_length >= self.wal.roll_size or region.memstore_size >= self.flush_size:
             self._wake.set()
@@ -388,7 +391,7 @@ class HRegionServer:
     # -- flush, roll, archive ---------------------------------------------------------------------
     def flush_region(self, region: HRegion) -> FlushResult:
         """Write the region's memstore to a table file; afterwards its edits no longer need the WAL."""
-        from replication.tables.table_files import write_cells  # pyarrow: loaded once the first flush comes
+        from replication.tables.table_files import memstore_to_arrow, write_arrow  # pyarrow: at the first flush
 
         assert self.wal is not None
         with region.flush_lock:
@@ -399,14 +402,15 @@ class HRegionServer:
                 return FlushResult(region.table, region.encoded_name, None, 0, region.flushed_sequence)
             try:
                 self.wal.sync(txid)  # never put an edit in a table file before it is durable in the WAL
-                path = write_cells(self.fs, self.root, region.table, region.encoded_name, snap.cells, snap.max_sequence)
+                arrow = memstore_to_arrow(snap.chunks)
+                path = write_arrow(self.fs, self.root, region.table, region.encoded_name, arrow, snap.max_sequence)
             except BaseException:
                 region.restore(snap)
                 raise
             region.flushed_sequence = snap.max_sequence
             region.last_flush_ms = int(time.time() * 1000)
-        LOG.info("flushed %d cells of %s to %s", len(snap.cells), region.table, path)
-        return FlushResult(region.table, region.encoded_name, path, len(snap.cells), snap.max_sequence)
+        LOG.info("flushed %d cells of %s to %s", arrow.num_rows, region.table, path)
+        return FlushResult(region.table, region.encoded_name, path, arrow.num_rows, snap.max_sequence)
 
     def flush_all(self, table: str | None = None) -> list[FlushResult]:
         """Flush every region (or the regions of ``table``); archive WALs that became flushed."""

@@ -1,12 +1,17 @@
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from replication.fs import LocalFileSystem
 from replication.tables.errors import CorruptTableFile, TableError
+from replication.tables.semantics import sort_key
 from replication.tables.table_files import (
     CELL_SCHEMA,
     TableFileExists,
+    cells_to_arrow,
     list_table_files,
+    memstore_to_arrow,
     read_cells,
     read_table_file,
     write_cells,
@@ -76,3 +81,63 @@ def test_garbled_file_names_the_path(tmp_path):
         f.write(b"garbage!")
     with pytest.raises(CorruptTableFile, match=r"0000000000000000001\.parquet"):
         read_cells(FS, str(tmp_path), "t")
+
+
+# -- the flush's Arrow build against HBase's cell order as Python sorts it (semantics.sort_key) -------------
+_byte_strings = st.binary(max_size=3)  # short, so equal rows / families / qualifiers are frequent
+
+
+@st.composite
+def _memstore_chunks(draw):
+    chunks = []
+    for seq in range(1, draw(st.integers(0, 6)) + 1):
+        cells = draw(
+            st.lists(
+                st.builds(
+                    Cell,
+                    _byte_strings,
+                    st.sampled_from([b"f", b"g", b"\xff"]),
+                    _byte_strings,
+                    st.sampled_from([0, 1, 2, 2**63 - 1]),
+                    st.sampled_from([4, 8, 10, 12, 14]),
+                    _byte_strings,
+                    st.sampled_from([b"", b"\x01\x00\x01t"]),
+                ),
+                max_size=8,
+            )
+        )
+        chunks.append((cells, seq * draw(st.sampled_from([1, -1])) + 100))
+    return chunks
+
+
+@settings(max_examples=300, deadline=None)
+@given(_memstore_chunks())
+def test_memstore_columns_are_in_the_order_pythons_sort_gives(chunks):
+    pairs = [(cell, seq) for cells, seq in chunks for cell in cells]
+    expected = sorted(pairs, key=sort_key)
+    table = memstore_to_arrow(chunks)
+    assert table.schema == CELL_SCHEMA
+    got = (
+        list(zip(*(table.column(name).to_pylist() for name in CELL_SCHEMA.names), strict=True))
+        if table.num_rows
+        else []
+    )
+    assert got == [(c.row, c.family, c.qualifier, c.timestamp, c.type, c.value, s, c.tags) for c, s in expected]
+    assert cells_to_arrow(pairs).equals(table)
+
+
+def test_a_memstore_cell_of_a_type_that_is_not_stored_is_refused():
+    with pytest.raises(TableError, match="row b'r2' has type 3"):
+        memstore_to_arrow([([c(b"r1", b"a", 1)], 1), ([c(b"r2", b"a", 1, typ=3)], 2)])
+
+
+def test_a_column_over_the_binary_limit_is_built_in_chunks(monkeypatch):
+    import replication.tables.table_files as table_files
+
+    monkeypatch.setattr(table_files, "MAX_BINARY_BYTES", 10)
+    chunks = [([c(b"r%d" % i, b"q", 1, value=b"v" * i) for i in range(8)], 7)]
+    column = table_files._binary_column([b"v" * i for i in range(8)])
+    assert [sum(map(len, chunk.to_pylist())) for chunk in column.chunks] == [10, 5, 6, 7]
+    table = memstore_to_arrow(chunks)
+    assert table.column("value").to_pylist() == [b"v" * i for i in range(8)]
+    assert table.column("row").to_pylist() == [b"r%d" % i for i in range(8)]
