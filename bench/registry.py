@@ -216,7 +216,7 @@ def _e2e_backlog_bound(f: dict) -> str:
     return (
         f"CPU time while it shipped, per component (bench/cpu_share.py: {shares}): the source's Spark workers "
         "(read, filter, ship 1 KB cells) and the peer's region servers (decode, WAL append + fsync of every "
-        "byte, memstore) share the machine's 2 cores"
+        "byte, memstore, flushes to table files) share the machine's 2 cores"
     )
 
 
@@ -273,7 +273,8 @@ def _scheduler_drain_bound(rows: str) -> Callable[[dict], str]:
         shares = cpu_shares(f, prefix)
         cpu = (
             f". CPU time while it shipped, per component (bench/cpu_share.py: {shares}): the passes' Spark "
-            "workers (read, filter, ship), the peer's region server (decode, WAL append, memstore; one process, "
+            "workers (read, filter, ship), the peer's region server (decode, WAL append, memstore, and the flush "
+            "of the memstore to a table file once it holds hbase.hregion.memstore.flush.size; one process, "
             "so at most one core) and Airflow's own processes (the scheduler, the ship task, the triggered "
             "run's tasks starting) share the machine's 2 cores"
             if shares
