@@ -26,9 +26,10 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 
 from replication.cluster.client import ClusterClient
 from replication.cluster.region_routing import row_hash
+from replication.cluster.rpc import uuid_from_pb
 from replication.cluster.server_api import RegionServerHost
 from replication.errors import HbrepError
-from replication.proto import Admin_pb2, HBase_pb2
+from replication.proto import Admin_pb2
 from replication.tables.errors import UnknownFamily, UnknownTable
 from replication.wal.cell_codec import decode_cells
 from replication.wal.errors import CorruptWALError
@@ -84,17 +85,12 @@ def entry_groups(
         table, ids = key.table_name, key.cluster_ids
         if table != previous_table or ids != previous_ids:
             previous_table, previous_ids = table, ids
-            runs = groups.setdefault((table.decode(), tuple(rpc_uuid(u) for u in ids)), [])
+            runs = groups.setdefault((table.decode(), tuple(uuid_from_pb(u) for u in ids)), [])
             runs.append((index, index + count))
         else:  # the run of the previous entry goes on
             runs[-1] = (runs[-1][0], index + count)
         index += count
     return groups
-
-
-def rpc_uuid(pb: HBase_pb2.UUID) -> uuid.UUID:
-    """HBase's UUID message as a uuid.UUID."""
-    return uuid.UUID(int=(pb.most_sig_bits << 64) | pb.least_sig_bits)
 
 
 def canonical_spans(spans: list[tuple[int, int] | None]) -> list[tuple[int, int]] | None:
