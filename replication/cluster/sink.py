@@ -178,8 +178,8 @@ class ReplicationSink:
         self._lock = threading.Lock()
 
     def replicate_request(self, request: Admin_pb2.ReplicateWALEntryRequest) -> None:
-        """Decode and apply one ReplicateWALEntry request (durable when it returns); the same result as
-        ``replicate_entries(decode_request(request))``.
+        """Decode and apply one ReplicateWALEntry request (durable when it returns); UnknownTable /
+        UnknownFamily (nothing written) when the peer lacks one.
 
         The cell block is decoded in one call, and each entry's key is read only for its table and
         cluster ids (a WALKey per entry, and a decode call per entry, were a third of the sink's CPU
@@ -219,42 +219,6 @@ class ReplicationSink:
         self.applied_ops += len(pb_entries)
         if pb_entries:
             self.age_of_last_applied_op = int(time.time() * 1000) - pb_entries[len(pb_entries) - 1].key.write_time
-
-    def replicate_entries(
-        self,
-        entries: Sequence[tuple[WALKey, list[Cell]]],
-        *,
-        block: memoryview | None = None,
-        spans: list[tuple[int, int]] | None = None,
-    ) -> None:
-        """Apply ``entries``; UnknownTable / UnknownFamily (nothing written) when the peer lacks one.
-
-        ``block``/``spans`` (every cell's bytes in the request's cell block, in order) let the writes
-        forward the shipped cell bytes instead of encoding the cells again; the result is the same.
-        """
-        try:
-            groups: dict[str, dict[tuple[uuid.UUID, ...], list[Cell]]] = defaultdict(lambda: defaultdict(list))
-            raw: dict[str, dict[tuple[uuid.UUID, ...], list[tuple[int, int]]]] = defaultdict(lambda: defaultdict(list))
-            index = 0
-            for key, cells in entries:
-                if cells:
-                    table, ids = key.table_name.decode(), tuple(key.cluster_ids)
-                    groups[table][ids].extend(cells)
-                    if spans is not None:
-                        raw[table][ids].extend(spans[index : index + len(cells)])
-                index += len(cells)
-            self._check_schema(groups)
-            for table, by_ids in groups.items():
-                for cluster_ids, cells in by_ids.items():
-                    encoded = _Encoded(block, raw[table][cluster_ids]) if spans is not None and block else None
-                    self._write(table, cells, list(cluster_ids), encoded)
-        except BaseException:
-            self.failed_batches += 1
-            raise
-        self.applied_batches += 1
-        self.applied_ops += len(entries)
-        if entries:
-            self.age_of_last_applied_op = int(time.time() * 1000) - entries[-1][0].write_time
 
     def _check_schema(self, groups: dict[str, dict[tuple[uuid.UUID, ...], list[Cell]]]) -> None:
         missing_tables: list[str] = []
