@@ -16,12 +16,15 @@ export PYSPARK_DRIVER_PYTHON := $(CURDIR)/$(VENV)/bin/python
 install: $(STAMP)
 
 # Re-runs only when the pins or the package metadata change; otherwise `make install` is a no-op.
+# --compile-bytecode: .pyc files written at install, as pip does by default (uv does not). Without them a
+# process whose environment sets PYTHONDONTWRITEBYTECODE (this machine's does) compiles every module it imports,
+# in each Airflow task, Spark Python worker and region server it starts.
 $(STAMP): pyproject.toml constraints.txt
 	@command -v java >/dev/null || { echo "hbrep: java not found (Java 17 is required for ZooKeeper and Spark)"; exit 1; }
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@test -x $(UV) || $(VENV)/bin/pip install -q uv==0.13.9
-	$(UV) pip install --python $(PY) -q -r constraints.txt
-	$(UV) pip install --python $(PY) -q --no-deps -e .
+	$(UV) pip install --python $(PY) -q --compile-bytecode -r constraints.txt
+	$(UV) pip install --python $(PY) -q --compile-bytecode --no-deps -e .
 	@touch $(STAMP)
 
 test: install | chromium
