@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+import marshal
 import os
 import subprocess
 import sys
@@ -11,6 +13,8 @@ from pathlib import Path
 from replication.errors import HbrepError
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
+# PEP 552 flags word: hash-based (bit 0), source not checked (bit 1 clear)
+_UNCHECKED_HASH_FLAGS = (0b01).to_bytes(4, "little")
 
 
 class SparkJobFailed(HbrepError):
@@ -18,16 +22,38 @@ class SparkJobFailed(HbrepError):
 
 
 def build_pyfiles(dest_dir: str | os.PathLike[str]) -> Path:
-    """Zip the ``replication`` package (Python and .proto files) for ``--py-files``; returns the zip."""
+    """Zip the ``replication`` package (Python and .proto files) for ``--py-files``; returns the zip.
+
+    Each module's bytecode for this Python goes beside its source (``x.pyc`` next to ``x.py``, the layout
+    zipimport reads), so a Spark Python worker importing from the zip does not compile the package again:
+    zipimport cannot cache what it compiles. The bytecode is unchecked-hash (PEP 552): the zip is built
+    from one tree at once, so source and bytecode cannot disagree. A worker whose Python has another
+    bytecode version ignores the .pyc files and compiles the sources, as before.
+    """
     dest = Path(dest_dir) / "hbrep-replication.zip"
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_suffix(".zip.tmp")
     with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as archive:
         for path in sorted(PACKAGE_DIR.rglob("*")):
             if path.suffix in (".py", ".proto", ".pyi") and "__pycache__" not in path.parts:
-                archive.write(path, Path("replication") / path.relative_to(PACKAGE_DIR))
+                name = Path("replication") / path.relative_to(PACKAGE_DIR)
+                archive.write(path, name)
+                if path.suffix == ".py":
+                    # dated as its source, not now: equal trees give equal zips (Spark Connect refuses a
+                    # second artifact of the same name with other bytes)
+                    entry = zipfile.ZipInfo(str(name.with_suffix(".pyc")), archive.getinfo(str(name)).date_time)
+                    entry.compress_type = zipfile.ZIP_DEFLATED
+                    archive.writestr(entry, _bytecode(path.read_bytes(), str(name)))
     tmp.replace(dest)
     return dest
+
+
+def _bytecode(source: bytes, name: str) -> bytes:
+    """The .pyc bytes of ``source`` (unchecked-hash), as py_compile writes them; tracebacks show ``name``."""
+    code = compile(source, name, "exec", dont_inherit=True)
+    return (
+        importlib.util.MAGIC_NUMBER + _UNCHECKED_HASH_FLAGS + importlib.util.source_hash(source) + marshal.dumps(code)
+    )
 
 
 def spark_submit(
