@@ -44,6 +44,15 @@ class QueueTask:
     def key(self) -> str:
         return f"{self.replicator}/{self.queue_id}"
 
+    def to_json(self) -> str:
+        """This result as JSON (the object ShipResult.to_json writes for each queue)."""
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, raw: dict) -> QueueResult:
+        """The inverse of ``asdict``: a QueueResult from its JSON object."""
+        return cls(**{**raw, "wals": [WalProgress(**w) for w in raw["wals"]]})
+
 
 @dataclass
 class PeerTask:
@@ -121,6 +130,15 @@ class QueueResult:
     def key(self) -> str:
         return f"{self.replicator}/{self.queue_id}"
 
+    def to_json(self) -> str:
+        """This result as JSON (the object ShipResult.to_json writes for each queue)."""
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, raw: dict) -> QueueResult:
+        """The inverse of ``asdict``: a QueueResult from its JSON object."""
+        return cls(**{**raw, "wals": [WalProgress(**w) for w in raw["wals"]]})
+
 
 @dataclass
 class ShipResult:
@@ -137,7 +155,7 @@ class ShipResult:
     @classmethod
     def from_json(cls, text: str) -> ShipResult:
         raw = json.loads(text)
-        raw["queues"] = [QueueResult(**{**q, "wals": [WalProgress(**w) for w in q["wals"]]}) for q in raw["queues"]]
+        raw["queues"] = [QueueResult.from_dict(q) for q in raw["queues"]]
         return cls(**raw)
 
 

@@ -11,15 +11,15 @@ file or none. Files written before tags were kept (no ``tags`` column) are read 
 from __future__ import annotations
 
 import io
-from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass
-from itertools import accumulate, chain, repeat
+from itertools import chain, repeat
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from replication.arrow_buffers import binary_column, fixed_width_array
 from replication.fs import FileStatus, FileSystem
 from replication.tables.descriptors import TABLEDESC_DIR, table_dir
 from replication.tables.errors import CorruptTableFile, TableError
@@ -28,7 +28,6 @@ from replication.wal.model import Cell
 
 SUFFIX = ".parquet"
 SEQUENCE_DIGITS = 19  # Long.MAX_VALUE has 19 digits, so names sort like sequence numbers
-MAX_BINARY_BYTES = 2**31 - 1  # the values one binary() array holds (32-bit offsets)
 
 CELL_SCHEMA = pa.schema(
     [
@@ -100,14 +99,14 @@ def _columns_to_arrow(cells: list[Cell], sequences: list[int]) -> pa.Table:
         cell = next(c for c in cells if c.type in bad)
         raise TableError(f"cell of row {cell.row!r} has type {cell.type}, not a Put or delete type")
     columns = [
-        _binary_column([c.row for c in cells]),
-        _binary_column([c.family for c in cells]),
-        _binary_column([c.qualifier for c in cells]),
-        _fixed_width_column(pa.int64(), "q", [c.timestamp for c in cells]),
-        _fixed_width_column(pa.int32(), "i", [c.type for c in cells]),
-        _binary_column([c.value for c in cells]),
-        _fixed_width_column(pa.int64(), "q", sequences),
-        _binary_column([c.tags for c in cells]),
+        binary_column([c.row for c in cells]),
+        binary_column([c.family for c in cells]),
+        binary_column([c.qualifier for c in cells]),
+        fixed_width_array(pa.int64(), "q", [c.timestamp for c in cells]),
+        fixed_width_array(pa.int32(), "i", [c.type for c in cells]),
+        binary_column([c.value for c in cells]),
+        fixed_width_array(pa.int64(), "q", sequences),
+        binary_column([c.tags for c in cells]),
     ]
     table = pa.Table.from_arrays(columns, schema=CELL_SCHEMA)
     if table.num_rows < 2:
@@ -118,30 +117,6 @@ def _columns_to_arrow(cells: list[Cell], sequences: list[int]) -> pa.Table:
 # The columns are built from buffers: ``pa.array`` of a Python list imports pandas when it is installed
 # (pyarrow asks whether the list is pandas array-like), 0.7 CPU-s at a region server's first flush, and
 # its per-element conversion was the larger part of the remaining build.
-def _binary_column(values: list[bytes]) -> pa.Array | pa.ChunkedArray:
-    if sum(map(len, values)) <= MAX_BINARY_BYTES:
-        return _binary_array(values)
-    chunks, start, size = [], 0, 0  # binary() has 32-bit offsets: one array per <= 2 GiB of values
-    for index, value in enumerate(values):
-        if size + len(value) > MAX_BINARY_BYTES and index > start:
-            chunks.append(_binary_array(values[start:index]))
-            start, size = index, 0
-        size += len(value)
-    chunks.append(_binary_array(values[start:]))
-    return pa.chunked_array(chunks, pa.binary())
-
-
-def _binary_array(values: list[bytes]) -> pa.Array:
-    offsets = array("i", accumulate(map(len, values), initial=0))
-    return pa.Array.from_buffers(
-        pa.binary(), len(values), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(values))]
-    )
-
-
-def _fixed_width_column(arrow_type: pa.DataType, typecode: str, values: list[int]) -> pa.Array:
-    return pa.Array.from_buffers(arrow_type, len(values), [None, pa.py_buffer(array(typecode, values))])
-
-
 def write_cells(
     fs: FileSystem,
     root: str,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 import uuid
 
@@ -9,6 +10,7 @@ import pyarrow as pa
 import pytest
 from support import add_peer, create_table, table_state
 
+from replication.cluster.region_routing import encoded_region_name
 from replication.errors import ConfigError
 from replication.jobs.connect import (
     PACKAGE_DIR,
@@ -24,7 +26,12 @@ from replication.net import free_port
 from replication.source.cycle import commit_step, snapshot_step
 from replication.source.manifest import Manifest, read_text, result_path_for, write_text
 from replication.wal.model import Cell, CellType
+from replication.wal.names import server_of_wal
+from replication.wal.reader import open_wal
 from replication.zk.client import connected
+from replication.zk.layout import ZNodePaths
+from replication.zk.peer_storage import ReplicationPeerStorage
+from replication.zk.queue_storage import ReplicationQueueStorage
 
 pytestmark = pytest.mark.slow
 
@@ -103,6 +110,56 @@ def test_the_frame_job_gives_the_same_result_in_a_classic_session(pair, peer_1, 
     assert [q.key for q in result.queues] == [q.key for q in manifest.queues]
     assert all(q["status"] == "ok" and q["committed"] for q in report.queues), report.queues
     assert table_state(spark, pair.peer, table) == table_state(spark, pair.source, table, families=["f1"])
+
+
+def test_a_serial_peers_last_pushed_sequence_ids_come_back_from_the_workers(pair, connect_conf, tmp_path):
+    """A serial peer needs each region's last pushed sequence id (HBase's lastPushedSequenceId znode) once its
+    edits shipped. It travels in the job's result row: at 8fb1217 the declared row had no such column, and
+    Spark dropped the worker's extra column without a word, so none was ever recorded on this engine."""
+    table = f"t_{uuid.uuid4().hex[:6]}"
+    for cluster in (pair.source, pair.peer):
+        create_table(cluster, table, ("f1", 1), ("f0", 0))
+    add_peer(pair, "s9", serial=True, replicate_all=False, table_cfs={table: []})
+    paths = ZNodePaths(pair.conf, parent=pair.source_key.znode_parent)
+    try:
+        _write(pair, table, 60)
+        pushed: dict[str, int] = {}
+        for _ in range(5):  # a new serial peer may wait a pass for its barriers
+            _, result, _ = _pass_on_connect(pair, connect_conf, tmp_path)
+            serial = [q for q in result.queues if q.peer_id == "s9"]
+            for q in serial:
+                pushed.update(q.last_seq_ids)
+            if all(q.status == "ok" for q in serial) and pushed:
+                break
+        expected = {}
+        for server in pair.source.servers:
+            region = encoded_region_name(table, server)
+            seqs = [e.key.log_sequence_number for e in _entries_of(pair.source.root, server)
+                    if e.key.encoded_region_name.decode() == region]  # fmt: skip
+            if seqs:
+                expected[region] = max(seqs)
+        assert expected and {region: pushed.get(region) for region in expected} == expected
+        with connected(pair.source_key) as zk:
+            storage = ReplicationQueueStorage(zk, paths)
+            assert {region: storage.get_last_sequence_id(region, "s9") for region in expected} == expected
+    finally:
+        with connected(pair.source_key) as zk:
+            ReplicationPeerStorage(zk, paths).remove_peer("s9")
+
+
+def _entries_of(root: str, server: str):
+    for folder, _, names in os.walk(root):
+        for name in sorted(names):
+            if server_of_wal_or_none(name) == server:
+                with open_wal(os.path.join(folder, name)) as reader:
+                    yield from (item.entry for item in reader)
+
+
+def server_of_wal_or_none(name: str) -> str | None:
+    try:
+        return server_of_wal(name)
+    except Exception:
+        return None
 
 
 def _probe_function():
