@@ -86,7 +86,10 @@ class FSHLog:
             if encoded_cells is None:
                 self.writer.append(entry)
             else:
-                self.writer.append_raw(delimited(encode_key(entry.key, len(entry.cells))) + encoded_cells)
+                # two writes, not one of the joined bytes: a sink's cell block is up to a batch (64 MB),
+                # and joining copied all of it once more (py-spy, the 1 KB-row backlog)
+                self.writer.append_raw(delimited(encode_key(entry.key, len(entry.cells))))
+                self.writer.append_raw(encoded_cells)
             region = entry.key.encoded_region_name.decode()
             seqs = self.region_sequences[self.current_name]
             seqs[region] = max(seqs.get(region, 0), entry.key.log_sequence_number)

@@ -85,8 +85,9 @@ class ProtobufLogWriter:
         self._length += len(data)
         return self._length
 
-    def append_raw(self, data: bytes) -> int:
-        """Append bytes that are already whole encoded entries (e.g. from :func:`encode_entry`)."""
+    def append_raw(self, data: bytes | memoryview) -> int:
+        """Append bytes already encoded as entries (e.g. from :func:`encode_entry`), or a part of one whose
+        rest the next call appends before any sync."""
         self._open_stream().write(data)
         self._length += len(data)
         return self._length
