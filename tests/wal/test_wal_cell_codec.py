@@ -96,3 +96,71 @@ def test_select_cells_keeps_original_bytes() -> None:
     count, kept = select_cells(data, 3, lambda fam: True)
     assert count == 3 and isinstance(kept, memoryview) and bytes(kept) == data
     assert select_cells(data, 3, lambda fam: False) == (0, b"")
+
+
+# --- the strided read of cells that share one layout (decode_cells' fast path) ---------------------------
+def _layout_runs():
+    """Runs of cells of one layout (equal row/family/qualifier/value lengths), some long enough for a
+    strided read, mixed with tagged cells and cells of other lengths."""
+    run = st.builds(
+        lambda n, rlen, family, qlen, vlen, tags, seed: [
+            Cell(
+                bytes([(seed + i) % 256]) * rlen,
+                family,
+                bytes([(seed * 7 + i) % 256]) * qlen,
+                seed + i,
+                CellType.PUT if i % 3 else CellType.DELETE_COLUMN,
+                bytes([(seed + 3 * i) % 256]) * vlen,
+                tags if i == n // 2 else b"",
+            )
+            for i in range(n)
+        ],
+        st.integers(1, 150),
+        st.integers(0, 20),
+        st.sampled_from([b"f", b"cf", b"", b"\xff"]),
+        st.integers(0, 5),
+        st.integers(0, 40),
+        st.sampled_from([b"", b"", b"\x01\x00\x01t"]),
+        st.integers(0, 255),
+    )
+    return st.lists(run, min_size=1, max_size=4).map(lambda runs: [cell for r in runs for cell in r])
+
+
+@settings(max_examples=300, deadline=None)
+@given(_layout_runs(), st.integers(0, 3))
+def test_strided_and_one_by_one_reads_agree(batch: list[Cell], offset: int) -> None:
+    from replication.wal.cell_codec import _decode_each
+
+    data = b"\x00" * offset + encode_cells(batch) + b"\x00"
+    spans: list = []
+    cells, end = decode_cells(data, len(batch), offset, spans)
+    one_by_one: list[Cell] = []
+    reference_spans: list = []
+    assert (cells, end) == (batch, _decode_each(data, len(data), len(batch), offset, one_by_one, reference_spans))
+    assert one_by_one == batch and spans == reference_spans
+
+
+@settings(max_examples=300, deadline=None)
+@given(_layout_runs(), st.data())
+def test_a_damaged_run_fails_as_the_one_by_one_read_does(batch: list[Cell], data) -> None:
+    """A byte changed or the buffer cut anywhere: the strided read gives the same cells or the same error."""
+    from replication.wal.cell_codec import _decode_each
+
+    encoded = bytearray(encode_cells(batch))
+    if data.draw(st.booleans()):
+        encoded = encoded[: data.draw(st.integers(0, len(encoded) - 1))]
+    else:
+        encoded[data.draw(st.integers(0, len(encoded) - 1))] ^= data.draw(st.integers(1, 255))
+    buf = bytes(encoded)
+
+    def one_by_one() -> tuple[list[Cell], int]:
+        cells: list[Cell] = []
+        return cells, _decode_each(buf, len(buf), len(batch), 0, cells, None)
+
+    def outcome(read):
+        try:
+            return read()
+        except CellCodecError as exc:  # TruncatedCellError is a subclass: the type is compared too
+            return type(exc), str(exc)
+
+    assert outcome(lambda: decode_cells(buf, len(batch))) == outcome(one_by_one)
