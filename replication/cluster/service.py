@@ -12,6 +12,7 @@ import grpc
 
 from replication.cluster import rpc
 from replication.cluster.errors import RegionServerAborted
+from replication.cluster.replicate_wire import SERVICE, parse_request
 from replication.cluster.server_api import RegionServerHost
 from replication.cluster.sink import canonical_spans
 from replication.errors import HbrepError
@@ -78,6 +79,35 @@ def routing_epoch_of(context: grpc.ServicerContext) -> int:
     return 0
 
 
+# AdminService's methods: request and response types (Admin.proto)
+_ADMIN_METHODS = {
+    "Mutate": (Admin_pb2.MutateRequest, Admin_pb2.MutateResponse),
+    "FlushTable": (Admin_pb2.FlushTableRequest, Admin_pb2.FlushTableResponse),
+    "RollWALWriter": (Admin_pb2.RollWALWriterRequest, Admin_pb2.RollWALWriterResponse),
+    "GetServerInfo": (Admin_pb2.GetServerInfoRequest, Admin_pb2.GetServerInfoResponse),
+}
+
+
+def add_admin_service(servicer: AdminServicer, grpc_server: grpc.Server) -> None:
+    """Serve AdminService as the generated ``add_AdminServiceServicer_to_server`` does, except that
+    ReplicateWALEntry receives the request's bytes, unparsed (replicate_wire reads its cell block in place)."""
+    handlers = {
+        name: grpc.unary_unary_rpc_method_handler(
+            getattr(servicer, name),
+            request_deserializer=request.FromString,
+            response_serializer=response.SerializeToString,
+        )
+        for name, (request, response) in _ADMIN_METHODS.items()
+    }
+    handlers["ReplicateWALEntry"] = grpc.unary_unary_rpc_method_handler(
+        servicer.ReplicateWALEntry,
+        request_deserializer=None,
+        response_serializer=Admin_pb2.ReplicateWALEntryResponse.SerializeToString,
+    )
+    grpc_server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, handlers),))
+    grpc_server.add_registered_method_handlers(SERVICE, handlers)
+
+
 class AdminServicer(Admin_pb2_grpc.AdminServiceServicer):
     """Mutate (client writes), ReplicateWALEntry (sink), FlushTable, RollWALWriter, GetServerInfo."""
 
@@ -103,11 +133,11 @@ class AdminServicer(Admin_pb2_grpc.AdminServiceServicer):
             abort_for(context, exc)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def ReplicateWALEntry(
-        self, request: Admin_pb2.ReplicateWALEntryRequest, context: grpc.ServicerContext
-    ) -> Admin_pb2.ReplicateWALEntryResponse:
+    def ReplicateWALEntry(self, data: bytes, context: grpc.ServicerContext) -> Admin_pb2.ReplicateWALEntryResponse:
+        """The request comes as bytes (see add_admin_service): its cell block is read in place."""
         try:
-            self.server.replication_sink().replicate_request(request)
+            request, cell_block = parse_request(data)
+            self.server.replication_sink().replicate_request(request, cell_block)
             return Admin_pb2.ReplicateWALEntryResponse()
         except HbrepError as exc:
             abort_for(context, exc)
@@ -160,7 +190,7 @@ def build_server(
         # gRPC sets SO_REUSEPORT by default, which would let a second server share a taken port silently.
         options=[*rpc.CHANNEL_OPTIONS, ("grpc.so_reuseport", 0)],
     )
-    Admin_pb2_grpc.add_AdminServiceServicer_to_server(AdminServicer(server), grpc_server)
+    add_admin_service(AdminServicer(server), grpc_server)
     if tls is None:
         port = grpc_server.add_insecure_port(address)
     else:

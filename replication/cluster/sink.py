@@ -177,15 +177,18 @@ class ReplicationSink:
         self._pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
 
-    def replicate_request(self, request: Admin_pb2.ReplicateWALEntryRequest) -> None:
+    def replicate_request(
+        self, request: Admin_pb2.ReplicateWALEntryRequest, cell_block: bytes | memoryview | None = None
+    ) -> None:
         """Decode and apply one ReplicateWALEntry request (durable when it returns); UnknownTable /
-        UnknownFamily (nothing written) when the peer lacks one.
+        UnknownFamily (nothing written) when the peer lacks one. ``cell_block``: the request's, when the
+        caller has it already (replicate_wire.parse_request's view), else read from the request.
 
         The cell block is decoded in one call, and each entry's key is read only for its table and
         cluster ids (a WALKey per entry, and a decode call per entry, were a third of the sink's CPU
         under py-spy for the scheduler bench's one-cell entries).
         """
-        block = request.cell_block
+        block = request.cell_block if cell_block is None else cell_block
         pb_entries = request.entry
         counts = [entry.associated_cell_count for entry in pb_entries]
         spans: list[tuple[int, int] | None] = []

@@ -21,7 +21,8 @@ from replication.cluster.errors import (
     TableNotFoundOnPeer,
 )
 from replication.cluster.hbase_rpc.cell_block import KEY_VALUE_CODEC_WITH_TAGS, build_cell_block, check_codec
-from replication.proto import Admin_pb2, Admin_pb2_grpc
+from replication.cluster.replicate_wire import REPLICATE_WAL_ENTRY_METHOD, serialize_request
+from replication.proto import Admin_pb2
 from replication.tls import TlsSettings
 from replication.wal.key_codec import key_to_pb
 from replication.wal.model import WALKey
@@ -77,13 +78,18 @@ class SinkClient:
         self.timeout_s = timeout_s
         self._metadata = ((rpc.AUTH_METADATA, token),)
         self._channel = rpc.open_channel(self.address, tls)
-        self._stub = Admin_pb2_grpc.AdminServiceStub(self._channel)
+        # ReplicateWALEntry with the request's bytes written by replicate_wire (the cell block copied once)
+        self._replicate = self._channel.unary_unary(
+            REPLICATE_WAL_ENTRY_METHOD,
+            request_serializer=None,
+            response_deserializer=Admin_pb2.ReplicateWALEntryResponse.FromString,
+        )
 
     def replicate(self, entries: Sequence[tuple[WALKey, int, bytes | memoryview]], replication_cluster_id: str) -> None:
         """Send the entries (key, cell count, encoded cells as in the WAL); returns once the sink made them durable."""
-        request = build_request(entries, replication_cluster_id, self.codec_class)
+        request = serialize_request(entries, replication_cluster_id, self.codec_class)
         try:
-            self._stub.ReplicateWALEntry(request, timeout=self.timeout_s, metadata=self._metadata)
+            self._replicate(request, timeout=self.timeout_s, metadata=self._metadata)
         except grpc.RpcError as exc:
             raise _map_error(exc, self.server) from None
 
