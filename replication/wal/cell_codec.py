@@ -135,9 +135,8 @@ def _decode_uniform(
         if len(_strides) > 4096:
             _strides.clear()
         unpacker = _strides[layout] = struct.Struct(">" + f"iiiH{rlen}sB{flen}s{qlen}sqB{vlen}s" * k)
-    f = unpacker.unpack_from(
-        buf, pos
-    )  # per cell: size, klen, vlen, rlen, row, flen, family, qualifier, ts, type, value
+    # per cell: size, klen, vlen, rlen, row, flen, family, qualifier, timestamp, type, value
+    f = unpacker.unpack_from(buf, pos)
     if (
         f[0::11].count(size) != k
         or f[1::11].count(klen) != k
