@@ -46,13 +46,16 @@ class BadReplicationRequest(HbrepError):
 
 
 def decode_request(
-    request: Admin_pb2.ReplicateWALEntryRequest, spans: list[tuple[int, int] | None] | None = None
+    request: Admin_pb2.ReplicateWALEntryRequest,
+    spans: list[tuple[int, int] | None] | None = None,
+    cell_block: bytes | memoryview | None = None,
 ) -> list[tuple[WALKey, list[Cell]]]:
-    """The entries of a request: each WALKey with its ``associated_cell_count`` cells from the cell block.
+    """The entries of a request: each WALKey with its ``associated_cell_count`` cells from the cell block
+    (``cell_block`` when the caller has it apart from the message, as replicate_request may).
 
     ``spans``, when given, receives every cell's place in the cell block (see ``decode_cells``).
     """
-    block = request.cell_block  # bytes: slicing it gives the cells' bytes without a memoryview each
+    block = request.cell_block if cell_block is None else cell_block
     offset = 0
     entries: list[tuple[WALKey, list[Cell]]] = []
     for index, entry in enumerate(request.entry):
@@ -195,7 +198,7 @@ class ReplicationSink:
         try:
             cells, end = decode_cells(block, sum(counts), 0, spans)
         except CorruptWALError:
-            decode_request(request)  # raises BadReplicationRequest naming the entry
+            decode_request(request, cell_block=block)  # raises BadReplicationRequest naming the entry
             raise
         if end != len(block):
             raise BadReplicationRequest(f"replication request: {len(block) - end} bytes left after the last entry")

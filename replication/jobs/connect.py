@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.util
 import logging
 import os
 import sys
@@ -139,7 +140,8 @@ def operation_tag(owner: str) -> str:
 
 def _package_zip(work_dir: Path, digest: str) -> Path:
     """The package zip for the artifact, named by its digest (an equal name means equal bytes)."""
-    target = work_dir / f"hbrep-replication-{digest[:16]}.zip"
+    # the bytecode inside is this Python's: a client on another Python version names another zip
+    target = work_dir / f"hbrep-replication-{digest[:16]}-{importlib.util.MAGIC_NUMBER.hex()}.zip"
     if not target.exists():
         built = build_pyfiles(work_dir / f".build-{os.getpid()}")
         built.replace(target)

@@ -15,6 +15,7 @@ from replication.errors import HbrepError
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 # PEP 552 flags word: hash-based (bit 0), source not checked (bit 1 clear)
 _UNCHECKED_HASH_FLAGS = (0b01).to_bytes(4, "little")
+_MARSHAL_FORMAT = 2  # no back-references: the same bytes whatever the writing process holds (see _bytecode)
 
 
 class SparkJobFailed(HbrepError):
@@ -49,10 +50,18 @@ def build_pyfiles(dest_dir: str | os.PathLike[str]) -> Path:
 
 
 def _bytecode(source: bytes, name: str) -> bytes:
-    """The .pyc bytes of ``source`` (unchecked-hash), as py_compile writes them; tracebacks show ``name``."""
+    """The .pyc bytes of ``source`` (unchecked-hash), as py_compile writes them; tracebacks show ``name``.
+
+    Marshal format 2, not the default 3: format 3 marks objects referenced more than once, which depends on
+    the refcounts of the process that writes it (interned names), so two processes wrote different bytes
+    for one tree, and Spark Connect refused the second zip of the same name (ARTIFACT_ALREADY_EXISTS).
+    """
     code = compile(source, name, "exec", dont_inherit=True)
     return (
-        importlib.util.MAGIC_NUMBER + _UNCHECKED_HASH_FLAGS + importlib.util.source_hash(source) + marshal.dumps(code)
+        importlib.util.MAGIC_NUMBER
+        + _UNCHECKED_HASH_FLAGS
+        + importlib.util.source_hash(source)
+        + marshal.dumps(code, _MARSHAL_FORMAT)
     )
 
 

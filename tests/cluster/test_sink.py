@@ -6,7 +6,13 @@ import uuid
 
 import pytest
 
-from replication.cluster.errors import NoSuchColumnFamilyOnPeer, SinkAuthError, SinkUnavailable, TableNotFoundOnPeer
+from replication.cluster.errors import (
+    NoSuchColumnFamilyOnPeer,
+    SinkAuthError,
+    SinkError,
+    SinkUnavailable,
+    TableNotFoundOnPeer,
+)
 from replication.cluster.info import cluster_token
 from replication.cluster.sink_client import SinkClient
 from replication.fs import LocalFileSystem
@@ -86,6 +92,23 @@ def test_unknown_table_and_family_on_the_peer(embedded):
             )
         assert fam.value.families == [("t", "nope")]
     # the whole batch was refused: nothing of the good entry was written
+    assert [e for s in embedded.servers for e in wal_entries(embedded.root, s)] == []
+
+
+def test_a_damaged_cell_block_is_one_error_naming_the_entry(embedded):
+    """The sink reads the cell block in place (replicate_wire); a bad one is refused as before, naming the
+    entry, and nothing is written."""
+    TableRegistry(None, embedded.root).create(TableDescriptor.of("t", "f"))
+    token = cluster_token(LocalFileSystem(), embedded.root)
+    good = _entry(b"t", [Cell(b"r", b"f", b"q", 1, int(CellType.PUT), b"v")], [SOURCE])
+    key, count, cells = _entry(b"t", [Cell(b"s", b"f", b"q", 1, int(CellType.PUT), b"v")], [SOURCE])
+    damaged = (key, count, b"\x00\x00\x00\x05" + cells[4:])  # a size too small for a cell
+    with (
+        SinkClient(embedded.servers[0], token) as client,
+        pytest.raises(SinkError, match="replication entry 1: bad cell block") as info,
+    ):
+        client.replicate([good, damaged], str(SOURCE))
+    assert "\n" not in str(info.value)
     assert [e for s in embedded.servers for e in wal_entries(embedded.root, s)] == []
 
 

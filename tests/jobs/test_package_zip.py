@@ -25,3 +25,20 @@ def test_equal_trees_give_equal_zips(tmp_path):
         dates = {info.filename: info.date_time for info in archive.infolist()}
     compiled = [name for name in dates if name.endswith(".pyc")]
     assert compiled and all(dates[name] == dates[name[:-1]] for name in compiled)
+
+
+def test_processes_holding_other_modules_write_the_same_zip(tmp_path):
+    """Marshal's default format depends on the writing process's refcounts; the zip must not (an Airflow task
+    and a test process sharing one Connect session name the same artifact)."""
+    build = (
+        "import hashlib, sys, tempfile\n"
+        "from replication.jobs.submit import build_pyfiles\n"
+        "print(hashlib.sha256(build_pyfiles(tempfile.mkdtemp(dir=sys.argv[1])).read_bytes()).hexdigest())\n"
+    )
+    digests = {
+        subprocess.run(
+            [sys.executable, "-c", preload + build, str(tmp_path)], capture_output=True, text=True, check=True
+        ).stdout
+        for preload in ("", "import pyspark.sql.connect.session, grpc, kazoo.client\n")
+    }
+    assert len(digests) == 1, digests
