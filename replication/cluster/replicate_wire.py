@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from google.protobuf.message import DecodeError
 
-from replication.cluster.hbase_rpc.cell_block import KEY_VALUE_CODEC_WITH_TAGS, check_codec, without_tags
+from replication.cluster.hbase_rpc.cell_block import cell_block_parts
 from replication.errors import HbrepError
 from replication.proto import Admin_pb2
 from replication.wal.key_codec import key_to_pb
@@ -40,10 +40,7 @@ def serialize_request(entries: Entries, replication_cluster_id: str, codec_class
     message = Admin_pb2.ReplicateWALEntryRequest(replicationClusterId=replication_cluster_id)
     for key, count, _cells in entries:
         message.entry.add(associated_cell_count=count).key.CopyFrom(key_to_pb(key, count))
-    if check_codec(codec_class) == KEY_VALUE_CODEC_WITH_TAGS:
-        blocks = [cells for _key, _count, cells in entries]
-    else:  # KeyValueCodec: each cell without its tags
-        blocks = [without_tags(cells, count) for _key, count, cells in entries]
+    blocks = cell_block_parts(((count, cells) for _key, count, cells in entries), codec_class)
     length = sum(map(len, blocks))
     return b"".join([message.SerializeToString(), _CELL_BLOCK_TAG, encode_varint(length), *blocks])
 

@@ -57,6 +57,11 @@ def without_tags(cells: bytes | memoryview, count: int) -> bytes:
 
 def build_cell_block(entries: Iterable[tuple[int, bytes | memoryview]], codec_class: str) -> bytes:
     """The cell block for entries given as (cell count, framed cell bytes), in entry order."""
+    return b"".join(cell_block_parts(entries, codec_class))
+
+
+def cell_block_parts(entries: Iterable[tuple[int, bytes | memoryview]], codec_class: str) -> list[bytes | memoryview]:
+    """Each entry's part of the cell block, in order, as ``codec_class`` writes it (joined: the cell block)."""
     if check_codec(codec_class) == KEY_VALUE_CODEC_WITH_TAGS:
-        return b"".join(cells for _count, cells in entries)
-    return b"".join(without_tags(cells, count) for count, cells in entries)
+        return [cells for _count, cells in entries]
+    return [without_tags(cells, count) for count, cells in entries]
