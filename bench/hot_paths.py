@@ -135,7 +135,10 @@ def run(quick: bool) -> dict:
             "gc_tuning.py: start-up objects frozen, thresholds 20000, 20, 10). Found with gc.callbacks on "
             "the peer's servers during the end-to-end drain (~1.1 s of collections per server for 600k "
             "cells, most of it full collections walking the memstore again).",
-            "Still the largest sink costs: decoding every cell into Cell objects (the memstore holds "
-            "them) on the receiving server and again on the owner, and the WAL fsync per request.",
+            "Since the sink decodes a request into columns (replication/wal/cell_columns.py: one list per "
+            "KeyValue field, no Cell object per cell), which the WAL append, the memstore and the flush "
+            "take as they are, the sink apply figure includes that too. Still the largest sink costs: "
+            "the strided unpack (a bytes object per field), the flush's column joins and sort, and the "
+            "WAL fsync per request.",
         ],
     }

@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 
 from replication.cluster.region_routing import encoded_region_name, region_name
+from replication.wal.cell_columns import CellColumns
 from replication.wal.model import Cell
 
 
@@ -26,7 +27,7 @@ class MemStoreSnapshot:
     """The cells taken out of a memstore for one flush, as the chunks they were added in (each WAL
     entry's cells with its sequence id), with the highest sequence id among them."""
 
-    chunks: list[tuple[list[Cell], int]]
+    chunks: list[tuple[list[Cell] | CellColumns, int]]
     max_sequence: int
     size: int
 
@@ -44,8 +45,9 @@ class HRegion:
     server_name: str
     first_sequence: int
     # one (cells, sequence) chunk per WAL entry: a flush builds its columns from them (the per-cell
-    # (cell, sequence) tuples this held were a profiled cost of the sink's apply)
-    memstore: list[tuple[list[Cell], int]] = field(default_factory=list)
+    # (cell, sequence) tuples this held were a profiled cost of the sink's apply); the sink's chunks are
+    # CellColumns, as it decoded them (cell_columns.py)
+    memstore: list[tuple[list[Cell] | CellColumns, int]] = field(default_factory=list)
     memstore_size: int = 0
     flushed_sequence: int = 0
     last_flush_ms: int = field(default_factory=lambda: int(time.time() * 1000))
@@ -69,13 +71,15 @@ class HRegion:
         with self._lock:
             return self._next
 
-    def add(self, cells: list[Cell], sequence: int, encoded_size: int | None = None) -> None:
+    def add(self, cells: list[Cell] | CellColumns, sequence: int, encoded_size: int | None = None) -> None:
         """Put ``cells`` (all written in the WAL entry with ``sequence``) into the memstore.
 
         ``encoded_size``, the length of the cells' KeyValue encodings when the caller has it, stands in
         for the sum of their parts (it is that sum plus the fixed key fields), so no cell is walked here.
         """
-        if encoded_size is None:
+        if encoded_size is None and isinstance(cells, CellColumns):
+            encoded_size = cells.encoded_size()
+        elif encoded_size is None:
             # cell_heap_size inlined (profiled hot path of the sink apply)
             encoded_size = sum(
                 len(c.row) + len(c.family) + len(c.qualifier) + len(c.value) + len(c.tags) for c in cells

@@ -54,6 +54,7 @@ from replication.tables.descriptors import TableDescriptor, TableRegistry
 from replication.tables.errors import TableNotEnabled
 from replication.tables.names import TableName
 from replication.tls import rpc_server_tls
+from replication.wal.cell_columns import CellColumns
 from replication.wal.model import Cell, CellType, Entry, WALKey
 from replication.zk.client import connect, zk_options
 from replication.zk.cluster_key import ClusterKey
@@ -93,6 +94,18 @@ class FlushResult:
     path: str | None
     cells: int
     max_sequence: int
+
+
+def columns_need_no_change(desc: TableDescriptor, columns: CellColumns) -> bool:
+    """True when ``HRegionServer.prepare_cells`` would give ``columns``' cells back as they are: every type
+    a mutation, no LATEST_TIMESTAMP to fill in, no whole-row delete (empty family). Raises UnknownFamily
+    naming the table and family, as prepare_cells does, for a family the table lacks."""
+    families = set(columns.families)
+    if b"" in families or not VALID_TYPES.issuperset(columns.types) or LATEST_TIMESTAMP in columns.timestamps:
+        return False
+    for family in families:
+        desc.family(family)  # UnknownFamily
+    return True
 
 
 def pid_file(root: str, server_name: str) -> str:
@@ -338,7 +351,7 @@ class HRegionServer:
     def mutate(
         self,
         table: str,
-        cells: list[Cell],
+        cells: list[Cell] | CellColumns,
         cluster_ids: list[uuid.UUID] | None = None,
         *,
         encoded: bytes | None = None,
@@ -350,6 +363,8 @@ class HRegionServer:
         RegionServerAborted when the WAL cannot be written. ``encoded`` = the cells' own encoding
         (the sink forwards shipped bytes); it is used only when no cell needed a change here.
         ``routing_epoch``: the epoch the client routed the write in; a newer one is entered first.
+        Cells given as CellColumns with their ``encoded`` bytes go to the WAL and the memstore as they
+        are when they need no change (the sink's case); else they are made Cells and prepared.
         """
         if self.stopped.is_set() or self.wal is None:
             raise RegionServerAborted(f"region server {self.server_name} is stopping")
@@ -359,14 +374,28 @@ class HRegionServer:
         if not desc.enabled:
             raise TableNotEnabled(f"table {desc.name} is disabled")
         now_ms = int(time.time() * 1000)
+        if isinstance(cells, CellColumns):
+            if encoded is not None and len(cells) and columns_need_no_change(desc, cells):
+                return self._append(desc, cells, cluster_ids, now_ms, encoded)
+            cells = cells.cells()
         prepared = self.prepare_cells(desc, cells, now_ms)
         if encoded is not None and (
             len(prepared) != len(cells) or any(p is not c for p, c in zip(prepared, cells, strict=False))
         ):
             encoded = None  # a timestamp was filled in or a row delete expanded: encode the result
-        cells = prepared
-        if not cells:
+        if not prepared:
             return 0
+        return self._append(desc, prepared, cluster_ids, now_ms, encoded)
+
+    def _append(
+        self,
+        desc: TableDescriptor,
+        cells: list[Cell] | CellColumns,
+        cluster_ids: list[uuid.UUID] | None,
+        now_ms: int,
+        encoded: bytes | None,
+    ) -> int:
+        """One WAL entry of ``cells`` (prepared; CellColumns only with ``encoded``), synced, in the memstore."""
         name = TableName.parse(desc.name)
         region = self.region_for(str(name))
         with self.wal.append_lock:
@@ -380,9 +409,12 @@ class HRegionServer:
                 cluster_ids=list(cluster_ids or []),
             )
             size = len(encoded) if encoded is not None else None
-            txid = self.wal.append(
-                Entry(key, cells), on_appended=lambda: region.add(cells, seq, size), encoded_cells=encoded
-            )
+            on_appended = lambda: region.add(cells, seq, size)  # noqa: E731
+            if encoded is not None:
+                txid = self.wal.append_encoded(key, len(cells), encoded, on_appended)
+            else:
+                assert isinstance(cells, list)
+                txid = self.wal.append(Entry(key, cells), on_appended=on_appended)
         self.wal.sync(txid)
         if self.wal.current_length >= self.wal.roll_size or region.memstore_size >= self.flush_size:
             self._wake.set()

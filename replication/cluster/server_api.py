@@ -13,6 +13,7 @@ from kazoo.client import KazooClient
 
 from replication.config import Config
 from replication.tables.descriptors import TableDescriptor
+from replication.wal.cell_columns import CellColumns
 from replication.wal.model import Cell
 
 
@@ -30,7 +31,7 @@ class RegionServerHost(Protocol):
     def mutate(
         self,
         table: str,
-        cells: list[Cell],
+        cells: list[Cell] | CellColumns,
         cluster_ids: list[uuid.UUID] | None = None,
         *,
         encoded: bytes | None = None,

@@ -31,7 +31,8 @@ from replication.cluster.server_api import RegionServerHost
 from replication.errors import HbrepError
 from replication.proto import Admin_pb2
 from replication.tables.errors import UnknownFamily, UnknownTable
-from replication.wal.cell_codec import decode_cells
+from replication.wal.cell_codec import decode_cell_columns, decode_cells
+from replication.wal.cell_columns import CellColumns
 from replication.wal.errors import CorruptWALError
 from replication.wal.key_codec import key_from_pb
 from replication.wal.model import Cell, WALKey
@@ -103,19 +104,19 @@ def canonical_spans(spans: list[tuple[int, int] | None]) -> list[tuple[int, int]
 
 
 def split_by_owner(
-    cells: Sequence[Cell], spans: Sequence[tuple[int, int]], ordered_servers: Sequence[str]
-) -> dict[str, tuple[list[Cell], list[tuple[int, int]]]]:
-    """Each owner's cells (``ordered_servers[row_hash(row) % n]``, in order) and their bytes in the block
-    as ranges: adjacent cells of one owner are merged into one range, so joining a share copies a few
-    slices instead of one per cell (the per-cell join was 15% of the sink's CPU under py-spy)."""
+    rows: Sequence[bytes], spans: Sequence[tuple[int, int]], ordered_servers: Sequence[str]
+) -> dict[str, tuple[list[int], list[tuple[int, int]]]]:
+    """Each owner's cells (``ordered_servers[row_hash(row) % n]``) as their indices in ``rows``, in order,
+    and their bytes in the block as ranges: adjacent cells of one owner are merged into one range, so
+    joining a share copies a few slices instead of one per cell (the per-cell join was 15% of the sink's
+    CPU under py-spy)."""
     count = len(ordered_servers)
-    by_owner: dict[str, tuple[list[Cell], list[tuple[int, int]]]] = {}
-    owned: list[Cell] = []
+    by_owner: dict[str, tuple[list[int], list[tuple[int, int]]]] = {}
+    owned: list[int] = []
     ranges: list[tuple[int, int]] = []
     previous_row: bytes | None = None
     run_start = run_end = -1  # the current owner's open range, appended when it breaks
-    for cell, (start, end) in zip(cells, spans, strict=True):
-        row = cell.row
+    for index, (row, (start, end)) in enumerate(zip(rows, spans, strict=True)):
         if row != previous_row:
             previous_row = row
             owner = ordered_servers[row_hash(row) % count]
@@ -127,7 +128,7 @@ def split_by_owner(
                     ranges.append((run_start, run_end))
                 owned, ranges = target
                 run_start = run_end = -1
-        owned.append(cell)
+        owned.append(index)
         if start != run_end:
             if run_end >= 0:
                 ranges.append((run_start, run_end))
@@ -135,6 +136,20 @@ def split_by_owner(
         run_end = end
     if run_end >= 0:
         ranges.append((run_start, run_end))
+    return by_owner
+
+
+def owner_indices(rows: Sequence[bytes], ordered_servers: Sequence[str]) -> dict[str, list[int]]:
+    """Each owner's cells as their indices in ``rows``, in order (consecutive cells of one row routed once)."""
+    count = len(ordered_servers)
+    by_owner: dict[str, list[int]] = defaultdict(list)
+    previous_row: bytes | None = None
+    target: list[int] = []
+    for index, row in enumerate(rows):
+        if row != previous_row:
+            target = by_owner[ordered_servers[row_hash(row) % count]]
+            previous_row = row
+        target.append(index)
     return by_owner
 
 
@@ -196,7 +211,7 @@ class ReplicationSink:
         counts = [entry.associated_cell_count for entry in pb_entries]
         spans: list[tuple[int, int] | None] = []
         try:
-            cells, end = decode_cells(block, sum(counts), 0, spans)
+            columns, end = decode_cell_columns(block, sum(counts), 0, spans)
         except CorruptWALError:
             decode_request(request, cell_block=block)  # raises BadReplicationRequest naming the entry
             raise
@@ -204,10 +219,10 @@ class ReplicationSink:
             raise BadReplicationRequest(f"replication request: {len(block) - end} bytes left after the last entry")
         canonical = canonical_spans(spans)
         writes = []
-        by_table: dict[str, dict[tuple[uuid.UUID, ...], list[Cell]]] = defaultdict(dict)
+        by_table: dict[str, dict[tuple[uuid.UUID, ...], CellColumns]] = defaultdict(dict)
         for (table, cluster_ids), runs in entry_groups(pb_entries, counts).items():
-            whole = len(runs) == 1 and runs[0] == (0, len(cells))
-            group = cells if whole else [cell for start, stop in runs for cell in cells[start:stop]]
+            whole = len(runs) == 1 and runs[0] == (0, len(columns))
+            group = columns.runs(runs)
             encoded = None
             if canonical is not None:
                 group_spans = canonical if whole else [span for start, stop in runs for span in canonical[start:stop]]
@@ -226,7 +241,7 @@ class ReplicationSink:
         if pb_entries:
             self.age_of_last_applied_op = int(time.time() * 1000) - pb_entries[len(pb_entries) - 1].key.write_time
 
-    def _check_schema(self, groups: dict[str, dict[tuple[uuid.UUID, ...], list[Cell]]]) -> None:
+    def _check_schema(self, groups: dict[str, dict[tuple[uuid.UUID, ...], CellColumns]]) -> None:
         missing_tables: list[str] = []
         missing_families: list[tuple[str, str]] = []
         for table, by_ids in groups.items():
@@ -235,7 +250,7 @@ class ReplicationSink:
             except UnknownTable:
                 missing_tables.append(table)
                 continue
-            families = {c.family for cells in by_ids.values() for c in cells if c.family}
+            families = set().union(*(set(columns.families) for columns in by_ids.values())) - {b""}
             for family in sorted(families):
                 if family.decode("utf-8", "replace") not in desc.families:
                     missing_families.append((table, family.decode("utf-8", "replace")))
@@ -250,7 +265,7 @@ class ReplicationSink:
             raise exc2
 
     def _write(
-        self, table: str, cells: list[Cell], cluster_ids: list[uuid.UUID], encoded: _Encoded | None = None
+        self, table: str, cells: CellColumns, cluster_ids: list[uuid.UUID], encoded: _Encoded | None = None
     ) -> None:
         """Route rows to their owners; write this server's share (and any unreachable owner's) locally."""
         servers = self.server.live_servers or [self.server.server_name]
@@ -261,36 +276,28 @@ class ReplicationSink:
             self._apply_shares(table, cluster_ids, {self.server.server_name: (cells, data)})
             return
         if encoded is not None:
-            routed = split_by_owner(cells, encoded.spans, sorted(servers))
+            routed = split_by_owner(cells.rows, encoded.spans, sorted(servers))
             self._apply_shares(
-                table, cluster_ids, {owner: (owned, encoded.join(ranges)) for owner, (owned, ranges) in routed.items()}
+                table,
+                cluster_ids,
+                {owner: (cells.take(owned), encoded.join(ranges)) for owner, (owned, ranges) in routed.items()},
             )
             return
-        by_owner: dict[str, list[Cell]] = defaultdict(list)
         # owner_of(row, servers) for every cell, with the server list sorted once per batch instead of
         # once per cell, and consecutive cells of one row routed once (profiled hot path, see BENCHMARKS.md).
-        ordered = sorted(servers)
-        count = len(ordered)
-        previous_row: bytes | None = None
-        target: list[Cell] = []
-        for cell in cells:
-            row = cell.row
-            if row != previous_row:
-                target = by_owner[ordered[row_hash(row) % count]]
-                previous_row = row
-            target.append(cell)
-        self._apply_shares(table, cluster_ids, {owner: (owned, None) for owner, owned in by_owner.items()})
+        by_owner = owner_indices(cells.rows, sorted(servers))
+        self._apply_shares(table, cluster_ids, {owner: (cells.take(owned), None) for owner, owned in by_owner.items()})
 
     # The owners' shares go out on the forward pool while this server writes its own share, so the
     # owner's decode + WAL fsync overlaps this server's (they were sequential: profiled sink path, see
     # BENCHMARKS.md). The call still returns only when every share is durable somewhere.
     def _apply_shares(
-        self, table: str, cluster_ids: list[uuid.UUID], shares: dict[str, tuple[list[Cell], bytes | None]]
+        self, table: str, cluster_ids: list[uuid.UUID], shares: dict[str, tuple[CellColumns, bytes | None]]
     ) -> None:
         """Write each owner's share (its cells, and their shipped bytes when they can be forwarded as
         they are): this server's own here, the others' forwarded meanwhile; a share whose owner does
         not take it is written here too."""
-        local_cells, local_bytes = shares.pop(self.server.server_name, ([], None))
+        local_cells, local_bytes = shares.pop(self.server.server_name, (CellColumns(), None))
         forwards = {
             owner: self._forward(self._send_share, owner, table, owned, data, cluster_ids)
             for owner, (owned, data) in shares.items()
@@ -306,11 +313,11 @@ class ReplicationSink:
             self.server.mutate(table, owned, cluster_ids, encoded=data)
 
     def _send_share(
-        self, owner: str, table: str, cells: list[Cell], data: bytes | None, cluster_ids: list[uuid.UUID]
+        self, owner: str, table: str, cells: CellColumns, data: bytes | None, cluster_ids: list[uuid.UUID]
     ) -> int:
         client = self.client()
         if data is None:
-            return client.mutate_on(owner, table, cells, cluster_ids)
+            return client.mutate_on(owner, table, cells.cells(), cluster_ids)
         return client.mutate_encoded_on(owner, table, len(cells), data, cluster_ids)
 
     def _forward(self, call, *args) -> Future:  # type: ignore[no-untyped-def]

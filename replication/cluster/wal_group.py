@@ -20,7 +20,7 @@ from collections.abc import Callable
 from replication.cluster.errors import RegionServerAborted
 from replication.fs import FileSystem
 from replication.wal.key_codec import encode_key
-from replication.wal.model import Entry
+from replication.wal.model import Entry, WALKey
 from replication.wal.names import old_wal_dir, wal_dir, wal_file_name
 from replication.wal.varint import delimited
 from replication.wal.writer import ProtobufLogWriter
@@ -80,19 +80,33 @@ class FSHLog:
         memstore stays in sequence order). ``encoded_cells``, when given, must be ``encode_cells(entry.cells)``
         (the caller has those bytes already); it is written as is.
         """
+        if encoded_cells is not None:
+            return self.append_encoded(entry.key, len(entry.cells), encoded_cells, on_appended)
+        return self._append(entry.key, lambda writer: writer.append(entry), on_appended)
+
+    def append_encoded(
+        self, key: WALKey, cell_count: int, encoded_cells: bytes, on_appended: Callable[[], None] | None = None
+    ) -> int:
+        """As :meth:`append` for an entry of ``cell_count`` cells given only as their encoding."""
+
+        def write(writer: ProtobufLogWriter) -> None:
+            # two writes, not one of the joined bytes: a sink's cell block is up to a batch (64 MB),
+            # and joining copied all of it once more (py-spy, the 1 KB-row backlog)
+            writer.append_raw(delimited(encode_key(key, cell_count)))
+            writer.append_raw(encoded_cells)
+
+        return self._append(key, write, on_appended)
+
+    def _append(
+        self, key: WALKey, write: Callable[[ProtobufLogWriter], None], on_appended: Callable[[], None] | None
+    ) -> int:
         with self.append_lock:
             if self.writer is None:
                 raise RegionServerAborted(f"WAL of {self.server_name} is closed")
-            if encoded_cells is None:
-                self.writer.append(entry)
-            else:
-                # two writes, not one of the joined bytes: a sink's cell block is up to a batch (64 MB),
-                # and joining copied all of it once more (py-spy, the 1 KB-row backlog)
-                self.writer.append_raw(delimited(encode_key(entry.key, len(entry.cells))))
-                self.writer.append_raw(encoded_cells)
-            region = entry.key.encoded_region_name.decode()
+            write(self.writer)
+            region = key.encoded_region_name.decode()
             seqs = self.region_sequences[self.current_name]
-            seqs[region] = max(seqs.get(region, 0), entry.key.log_sequence_number)
+            seqs[region] = max(seqs.get(region, 0), key.log_sequence_number)
             self._entries_in_current += 1
             self.entries_written += 1
             self._txid += 1

@@ -24,6 +24,7 @@ from replication.fs import FileStatus, FileSystem
 from replication.tables.descriptors import TABLEDESC_DIR, table_dir
 from replication.tables.errors import CorruptTableFile, TableError
 from replication.tables.semantics import STORED_TYPES, SequencedCell, sort_key
+from replication.wal.cell_columns import CellColumns
 from replication.wal.model import Cell
 
 SUFFIX = ".parquet"
@@ -79,34 +80,37 @@ CELL_ORDER = [
 def cells_to_arrow(cells_with_sequence: Iterable[SequencedCell]) -> pa.Table:
     """An Arrow table with CELL_SCHEMA, rows in HBase cell order; TableError on a bad cell type."""
     pairs = list(cells_with_sequence)
-    return _columns_to_arrow([cell for cell, _ in pairs], [seq for _, seq in pairs])
+    return _columns_to_arrow(CellColumns.from_cells([cell for cell, _ in pairs]), [seq for _, seq in pairs])
 
 
-def memstore_to_arrow(chunks: Iterable[tuple[list[Cell], int]]) -> pa.Table:
-    """``cells_to_arrow`` of a memstore's chunks (each WAL entry's cells with its sequence id)."""
+def memstore_to_arrow(chunks: Iterable[tuple[list[Cell] | CellColumns, int]]) -> pa.Table:
+    """``cells_to_arrow`` of a memstore's chunks (each WAL entry's cells, as Cells or as columns, with its
+    sequence id)."""
     chunks = list(chunks)
-    cells = [cell for chunk, _ in chunks for cell in chunk]
+    columns = CellColumns.concat(
+        chunk if isinstance(chunk, CellColumns) else CellColumns.from_cells(chunk) for chunk, _ in chunks
+    ) if chunks else CellColumns()  # fmt: skip
     sequences = list(chain.from_iterable(repeat(seq, len(chunk)) for chunk, seq in chunks))
-    return _columns_to_arrow(cells, sequences)
+    return _columns_to_arrow(columns, sequences)
 
 
-def _columns_to_arrow(cells: list[Cell], sequences: list[int]) -> pa.Table:
+def _columns_to_arrow(cells: CellColumns, sequences: list[int]) -> pa.Table:
     # A column per attribute, then Arrow's sort: a Python sort of (row, family, ...) tuples and a list
     # append per column per cell were a third of the peer region server's CPU under py-spy (the flush
     # of a 1M-row backlog through the scheduler bench).
-    bad = {cell.type for cell in cells} - STORED_TYPES
+    bad = set(cells.types) - STORED_TYPES
     if bad:
-        cell = next(c for c in cells if c.type in bad)
-        raise TableError(f"cell of row {cell.row!r} has type {cell.type}, not a Put or delete type")
+        index = next(i for i, t in enumerate(cells.types) if t in bad)
+        raise TableError(f"cell of row {cells.rows[index]!r} has type {cells.types[index]}, not a Put or delete type")
     columns = [
-        binary_column([c.row for c in cells]),
-        binary_column([c.family for c in cells]),
-        binary_column([c.qualifier for c in cells]),
-        fixed_width_array(pa.int64(), "q", [c.timestamp for c in cells]),
-        fixed_width_array(pa.int32(), "i", [c.type for c in cells]),
-        binary_column([c.value for c in cells]),
+        binary_column(cells.rows),
+        binary_column(cells.families),
+        binary_column(cells.qualifiers),
+        fixed_width_array(pa.int64(), "q", cells.timestamps),
+        fixed_width_array(pa.int32(), "i", cells.types),
+        binary_column(cells.values),
         fixed_width_array(pa.int64(), "q", sequences),
-        binary_column([c.tags for c in cells]),
+        binary_column(cells.tags),
     ]
     table = pa.Table.from_arrays(columns, schema=CELL_SCHEMA)
     if table.num_rows < 2:

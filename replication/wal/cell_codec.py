@@ -16,6 +16,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable, Iterable, Iterator
 
+from replication.wal.cell_columns import CellColumns
 from replication.wal.errors import CorruptWALError
 from replication.wal.model import Cell
 
@@ -86,16 +87,63 @@ def decode_cells(
     Cells are read up to STRIDE_CELLS at a time: when they share one layout (row, family, qualifier and
     value lengths, no tags: a table's fixed-width rows), by one struct unpack; else one by one.
     """
+    cells: list[Cell] = []
+
+    def take_uniform(f: tuple) -> None:
+        cells.extend(map(Cell, f[4::11], f[6::11], f[7::11], f[8::11], f[9::11], f[10::11]))
+
+    return cells, _decode(buf, count, offset, spans, take_uniform, cells.extend)
+
+
+def decode_cell_columns(
+    buf: bytes | memoryview, count: int, offset: int = 0, spans: list[tuple[int, int] | None] | None = None
+) -> tuple[CellColumns, int]:
+    """As :func:`decode_cells` (same checks, same ``spans``), the cells as columns: no Cell is built for
+    cells read by a strided unpack, whose fields go into the columns as slices of the unpacked tuple."""
+    columns = CellColumns()
+
+    def take_uniform(f: tuple) -> None:
+        columns.rows += f[4::11]
+        columns.families += f[6::11]
+        columns.qualifiers += f[7::11]
+        columns.timestamps += f[8::11]
+        columns.types += f[9::11]
+        columns.values += f[10::11]
+        columns.tags += _NO_TAGS[: len(f) // 11]
+
+    return columns, _decode(buf, count, offset, spans, take_uniform, columns.append_cells)
+
+
+def _decode(
+    buf: bytes | memoryview,
+    count: int,
+    offset: int,
+    spans: list[tuple[int, int] | None] | None,
+    take_uniform: Callable[[tuple], None],
+    take_cells: Callable[[list[Cell]], None],
+) -> int:
+    """Read ``count`` cells from ``offset``, STRIDE_CELLS at a time: each stride of one layout as one
+    unpacked tuple to ``take_uniform`` (11 fields per cell: size, klen, vlen, rlen, row, flen, family,
+    qualifier, timestamp, type, value), any other as Cells to ``take_cells``; the offset after them."""
     n = len(buf)
     pos = offset
-    cells: list[Cell] = []
     left = count
     while left:
         k = min(STRIDE_CELLS, left)
-        end = _decode_uniform(buf, n, k, pos, cells, spans) if k > 1 else -1
-        pos = end if end >= 0 else _decode_each(buf, n, k, pos, cells, spans)
+        unpacked = _unpack_uniform(buf, n, k, pos) if k > 1 else None
+        if unpacked is not None:
+            fields, step = unpacked
+            take_uniform(fields)
+            end = pos + k * step
+            if spans is not None:
+                spans.extend(zip(range(pos, end, step), range(pos + step, end + step, step), strict=True))
+            pos = end
+        else:
+            each: list[Cell] = []
+            pos = _decode_each(buf, n, k, pos, each, spans)
+            take_cells(each)
         left -= k
-    return cells, pos
+    return pos
 
 
 # Cells per strided unpack, and the unpackers by layout (row, family, qualifier, value lengths, cells).
@@ -103,19 +151,18 @@ def decode_cells(
 # and 1 KB values, microbench); the sink decodes every cell it receives (py-spy: a third of its time).
 STRIDE_CELLS = 64
 _strides: dict[tuple[int, int, int, int, int], struct.Struct] = {}
+_NO_TAGS = [b""] * STRIDE_CELLS
 
 
-def _decode_uniform(
-    buf: bytes | memoryview, n: int, k: int, pos: int, cells: list[Cell], spans: list[tuple[int, int] | None] | None
-) -> int:
-    """The k cells at ``pos`` read by one unpack when they all have the first one's layout (returns the
-    offset after them); else -1, with nothing added: the caller reads them one by one, with its checks.
+def _unpack_uniform(buf: bytes | memoryview, n: int, k: int, pos: int) -> tuple[tuple, int] | None:
+    """The k cells at ``pos`` read by one unpack when they all have the first one's layout: (the unpacked
+    fields, the bytes per cell); else None: the caller reads them one by one, with its checks.
 
     Why equal fields suffice: a cell whose size, key, value, row and family lengths are the first one's
     is laid out as the first one, so the next cell starts where the unpacker reads it, and so on.
     """
     if pos + 14 > n:
-        return -1
+        return None
     size, klen, vlen, rlen = _HEAD.unpack_from(buf, pos)
     step = 4 + size
     if (
@@ -124,11 +171,11 @@ def _decode_uniform(
         or rlen > klen - KEY_INFRASTRUCTURE_SIZE
         or pos + k * step > n
     ):
-        return -1
+        return None
     flen = buf[pos + 14 + rlen]
     qlen = klen - KEY_INFRASTRUCTURE_SIZE - rlen - flen
     if qlen < 0:
-        return -1
+        return None
     layout = (rlen, flen, qlen, vlen, k)
     unpacker = _strides.get(layout)
     if unpacker is None:
@@ -144,12 +191,8 @@ def _decode_uniform(
         or f[3::11].count(rlen) != k
         or f[5::11].count(flen) != k
     ):
-        return -1
-    cells.extend(map(Cell, f[4::11], f[6::11], f[7::11], f[8::11], f[9::11], f[10::11]))
-    end = pos + k * step
-    if spans is not None:
-        spans.extend(zip(range(pos, end, step), range(pos + step, end + step, step), strict=True))
-    return end
+        return None
+    return f, step
 
 
 def _decode_each(

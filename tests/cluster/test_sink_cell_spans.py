@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from replication.cluster.region_routing import owner_of
-from replication.cluster.sink import _Encoded, canonical_spans, split_by_owner
+from replication.cluster.sink import _Encoded, canonical_spans, owner_indices, split_by_owner
 from replication.wal.cell_codec import decode_cells, encode_cell, encode_cells
 from replication.wal.model import Cell, CellType
 
@@ -72,11 +72,13 @@ def test_split_by_owner_gives_each_owner_its_cells_and_exactly_their_bytes(rows,
         block += encode_cell(cell)
         spans.append((start, len(block)))
     ordered = [f"rs{i}" for i in range(servers)]
-    split = split_by_owner(cells, spans, ordered)
+    split = split_by_owner([c.row for c in cells], spans, ordered)
     encoded = _Encoded(memoryview(bytes(block)), [])
     assert sum(len(owned) for owned, _ in split.values()) == len(cells)
+    plain_split = owner_indices([c.row for c in cells], ordered)
+    assert set(plain_split) == set(split)
     for owner, (owned, ranges) in split.items():
         expected = [c for c in cells if owner_of(c.row, ordered) == owner]
-        assert owned == expected
+        assert [cells[i] for i in owned] == expected and plain_split[owner] == owned
         assert encoded.join(ranges) == encode_cells(expected)
         assert len(ranges) <= len(expected)

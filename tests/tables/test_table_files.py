@@ -17,6 +17,7 @@ from replication.tables.table_files import (
     read_table_file,
     write_cells,
 )
+from replication.wal.cell_columns import CellColumns
 from replication.wal.model import Cell
 
 FS = LocalFileSystem()
@@ -125,6 +126,11 @@ def test_memstore_columns_are_in_the_order_pythons_sort_gives(chunks):
     )
     assert got == [(c.row, c.family, c.qualifier, c.timestamp, c.type, c.value, s, c.tags) for c, s in expected]
     assert cells_to_arrow(pairs).equals(table)
+    # the sink's chunks are columns (CellColumns), alone or mixed with a client's Cells: the same table
+    as_columns = [
+        (CellColumns.from_cells(cells) if i % 2 == 0 else cells, seq) for i, (cells, seq) in enumerate(chunks)
+    ]
+    assert memstore_to_arrow(as_columns).equals(table)
 
 
 def test_a_memstore_cell_of_a_type_that_is_not_stored_is_refused():

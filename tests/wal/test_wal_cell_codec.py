@@ -13,12 +13,14 @@ from replication.wal.cell_codec import (
     CellCodecError,
     TruncatedCellError,
     cells_end,
+    decode_cell_columns,
     decode_cells,
     encode_cell,
     encode_cells,
     iter_cell_spans,
     select_cells,
 )
+from replication.wal.cell_columns import CellColumns
 from replication.wal.model import Cell, CellType
 
 
@@ -138,6 +140,10 @@ def test_strided_and_one_by_one_reads_agree(batch: list[Cell], offset: int) -> N
     reference_spans: list = []
     assert (cells, end) == (batch, _decode_each(data, len(data), len(batch), offset, one_by_one, reference_spans))
     assert one_by_one == batch and spans == reference_spans
+    column_spans: list = []
+    columns, column_end = decode_cell_columns(data, len(batch), offset, column_spans)
+    assert (columns.cells(), column_end, column_spans) == (batch, end, spans)
+    assert columns == CellColumns.from_cells(batch)
 
 
 @settings(max_examples=300, deadline=None)
@@ -164,3 +170,8 @@ def test_a_damaged_run_fails_as_the_one_by_one_read_does(batch: list[Cell], data
             return type(exc), str(exc)
 
     assert outcome(lambda: decode_cells(buf, len(batch))) == outcome(one_by_one)
+    assert outcome(lambda: _as_cells(decode_cell_columns(buf, len(batch)))) == outcome(one_by_one)
+
+
+def _as_cells(decoded: tuple[CellColumns, int]) -> tuple[list[Cell], int]:
+    return decoded[0].cells(), decoded[1]
