@@ -89,7 +89,7 @@ def memstore_to_arrow(chunks: Iterable[tuple[list[Cell] | CellColumns, int]]) ->
     chunks = list(chunks)
     columns = CellColumns.concat(
         chunk if isinstance(chunk, CellColumns) else CellColumns.from_cells(chunk) for chunk, _ in chunks
-    ) if chunks else CellColumns()  # fmt: skip
+    )
     sequences = list(chain.from_iterable(repeat(seq, len(chunk)) for chunk, seq in chunks))
     return _columns_to_arrow(columns, sequences)
 

@@ -48,11 +48,12 @@ class CellColumns:
 
     @classmethod
     def concat(cls, parts: Iterable[CellColumns]) -> CellColumns:
-        """One batch of every part's cells, in order (a single part comes back as it is)."""
+        """One batch of every part's cells, in order (a single part comes back as it is; none: an empty batch)."""
         parts = list(parts)
         if len(parts) == 1:
             return parts[0]
-        return cls(*(list(chain.from_iterable(getattr(p, name) for p in parts)) for name in COLUMN_NAMES))
+        by_column = zip(*(part._columns() for part in parts), strict=True)
+        return cls(*(list(chain.from_iterable(column)) for column in by_column))
 
     def append_cells(self, cells: Iterable[Cell]) -> None:
         """Add ``cells`` at the end."""
@@ -87,6 +88,3 @@ class CellColumns:
 
     def _columns(self) -> tuple[list, ...]:
         return (self.rows, self.families, self.qualifiers, self.timestamps, self.types, self.values, self.tags)
-
-
-COLUMN_NAMES = ("rows", "families", "qualifiers", "timestamps", "types", "values", "tags")
