@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-import threading
+import time
+from types import SimpleNamespace
 
 import pytest
 
+from replication import verify as verify_module
 from replication.fs import LocalFileSystem
 from replication.tables.descriptors import ColumnFamilyDescriptor as CF
 from replication.tables.descriptors import TableDescriptor, TableRegistry
@@ -157,24 +159,28 @@ def test_peer_table_name_and_unknown_table(spark, tables):
         verify_tables(spark, tables.source, tables.peer, TABLE, VerifyOptions(peer_table="nope"))
 
 
-def test_recompare_counts_rows_fixed_during_the_sleep_as_good(spark, tables):
+def test_recompare_counts_rows_fixed_during_the_sleep_as_good(spark, tables, monkeypatch):
     tables.both(rows(5))
     tables.flush(tables.source, rows(2, ts=2000, prefix="inflight"))  # not replicated yet
     tables.flush(tables.source, [Cell(b"stuck", b"f", b"a", 1, PUT, b"never shipped")])
+    slept: list[float] = []
 
-    def catch_up():
+    def sleep_while_the_peer_catches_up(seconds: float) -> None:
+        # The in-flight rows reach the peer during the recompare's sleep, i.e. after the first
+        # comparison saw them missing (a timer started before the verify raced a slow first scan).
+        slept.append(seconds)
         tables.flush(tables.peer, rows(2, ts=2000, prefix="inflight"))
+        time.sleep(seconds)
 
     # Without a recompare the in-flight rows are bad.
     plain = verify_tables(spark, tables.source, tables.peer, TABLE)
     assert plain.counters[ONLY_IN_SOURCE_TABLE_ROWS] == 3 and plain.counters[BADROWS] == 3
     # With one, the rows shipped during the sleep count as good; the stuck row stays bad.
-    timer = threading.Timer(0.5, catch_up)
-    timer.start()
-    try:
-        result = verify_tables(spark, tables.source, tables.peer, TABLE, VerifyOptions(recompare_sleep_ms=4000))
-    finally:
-        timer.join()
+    monkeypatch.setattr(
+        verify_module, "time", SimpleNamespace(monotonic=time.monotonic, sleep=sleep_while_the_peer_catches_up)
+    )
+    result = verify_tables(spark, tables.source, tables.peer, TABLE, VerifyOptions(recompare_sleep_ms=400))
+    assert slept == [0.4]
     assert result.counters[RECOMPARES] == 3
     assert result.counters[GOODROWS] == 7
     assert result.counters[ONLY_IN_SOURCE_TABLE_ROWS] == 1 and result.counters[BADROWS] == 1

@@ -8,6 +8,7 @@ import json
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,13 @@ def hbrep_dump(wal: Path | str, start: int = 0) -> tuple[list[dict[str, Any]], d
 def hbase_read(hbase, wals: list[Path] | list[str]) -> dict[str, dict[str, Any]]:
     """HBase's own WALStreamReader over each WAL (up to its last whole entry), in one JVM, by str(wal)."""
     return {read["file"]: read for read in hbase.admin("wal", *map(str, wals))}
+
+
+def hbase_read_live(hbase) -> dict[str, dict[str, Any]]:
+    """``hbase_read`` over copies of every WAL of a running cluster (see ``copy_wals``): HBase may archive
+    or its log cleaner delete a WAL between the listing and the read."""
+    with tempfile.TemporaryDirectory(prefix="hbase-wals-") as scratch:
+        return hbase_read(hbase, copy_wals(hbase.rootdir, Path(scratch)))
 
 
 def assert_same_as_hbase(entries: list[dict], summary: dict, hbase: dict[str, Any], wal: object) -> None:

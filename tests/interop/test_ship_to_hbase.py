@@ -13,7 +13,7 @@ import time
 import uuid
 
 import pytest
-from interop.helpers import all_wals, hbase_read, hbase_table_cells
+from interop.helpers import hbase_read_live, hbase_table_cells
 
 from replication.cluster.embedded import start_cluster
 from replication.config import Config
@@ -125,7 +125,7 @@ def test_a_ship_cycle_puts_exactly_the_source_cells_into_real_hbase(source, real
     assert not any(family == b"c" for _row, family, *_ in hbase_table_cells(real_hbase, table))
 
     # HBase's own WAL reader: every entry HBase wrote for the table carries the hbrep source's id
-    reads = hbase_read(real_hbase, all_wals(real_hbase.rootdir))
+    reads = hbase_read_live(real_hbase)
     entries = [
         e
         for read in reads.values()

@@ -18,7 +18,7 @@ from collections import Counter
 
 import pytest
 from cluster.helpers import wal_entries
-from interop.helpers import all_wals, hbase_read
+from interop.helpers import hbase_read_live
 
 from replication.cluster.embedded import start_cluster
 from replication.cluster.hbase_registry import hbase_cluster_key
@@ -116,7 +116,7 @@ def _arrivals_a(cluster_a, table: str) -> Counter:
 def _arrivals_b(real_hbase, table: str) -> Counter:
     """The same for B's WALs, read by HBase's own WAL reader (region event markers left out)."""
     counts: Counter = Counter()
-    for read in hbase_read(real_hbase, all_wals(real_hbase.rootdir)).values():
+    for read in hbase_read_live(real_hbase).values():
         for entry in read.get("items", []):
             if entry["table"] != table:
                 continue
