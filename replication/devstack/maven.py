@@ -7,10 +7,13 @@ that file, and resolve again only when the pom is newer than it.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from replication.errors import HbrepError
@@ -22,6 +25,18 @@ class MavenError(HbrepError):
     """Maven is missing, or the pinned HBase/Hadoop artifacts could not be resolved."""
 
 
+@contextlib.contextmanager
+def _exclusive(lock_file: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``lock_file`` (an OS advisory lock, released when the holder dies)."""
+    lock_file.parent.mkdir(parents=True, exist_ok=True)
+    with lock_file.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def interop_classpath(pom: Path = INTEROP_POM, *, timeout: float = 1800.0) -> str:
     """The runtime classpath (``a.jar:b.jar:...``) of the pinned HBase and Hadoop, every jar present.
 
@@ -29,10 +44,25 @@ def interop_classpath(pom: Path = INTEROP_POM, *, timeout: float = 1800.0) -> st
     with Maven's last lines when it cannot.
     """
     out = pom.parent / "target" / "classpath.txt"
+    resolved = _resolved_classpath(pom, out)
+    if resolved is not None:
+        return resolved
+    with _exclusive(pom.parent / "target" / ".resolve.lock"):  # one process resolves; the others wait, then read
+        resolved = _resolved_classpath(pom, out)
+        return resolved if resolved is not None else _resolve(pom, out, timeout)
+
+
+def _resolved_classpath(pom: Path, out: Path) -> str | None:
+    """The classpath resolved earlier into ``out`` when it is newer than the pom and every jar is there."""
     if out.exists() and out.stat().st_mtime >= pom.stat().st_mtime:
         classpath = out.read_text().strip()
         if classpath and all(Path(jar).exists() for jar in classpath.split(":")):
             return classpath
+    return None
+
+
+def _resolve(pom: Path, out: Path, timeout: float) -> str:
+    """Run Maven's dependency:build-classpath into ``out`` and return the classpath."""
     mvn = shutil.which("mvn")
     if mvn is None:
         raise MavenError("mvn not found on PATH (Maven resolves the real HBase and Hadoop jars)")
@@ -85,7 +115,12 @@ def compile_interop_tools(
 
 
 def interop_tools_classpath(pom: Path = INTEROP_POM) -> str:
-    """The pinned HBase/Hadoop classpath with hbrep's compiled Java tools (io.hbrep.interop.*) first."""
+    """The pinned HBase/Hadoop classpath with hbrep's compiled Java tools (io.hbrep.interop.*) first.
+
+    Processes that ask at once (two test workers, two ``hbrep hbase start``) resolve and compile one at a
+    time: the second waits, then finds the classpath file and the classes already there."""
     classpath = interop_classpath(pom)
-    classes = compile_interop_tools(classpath, pom.parent / "src" / "main" / "java", pom.parent / "target" / "classes")
+    with _exclusive(pom.parent / "target" / ".compile.lock"):
+        target = pom.parent / "target"
+        classes = compile_interop_tools(classpath, pom.parent / "src" / "main" / "java", target / "classes")
     return f"{classes}:{classpath}"
