@@ -27,8 +27,13 @@ $(STAMP): pyproject.toml constraints.txt
 	$(UV) pip install --python $(PY) -q --compile-bytecode --no-deps -e .
 	@touch $(STAMP)
 
+# The suite runs on TEST_WORKERS pytest-xdist workers (default 2, this machine's cores; 0 runs it in one process).
+# Much of a test's time is spent waiting on the JVMs and servers it starts, so two workers keep both cores busy.
+# Each module runs whole on one worker; tests/conftest.py groups the real-HBase, scheduler and reliability tests.
+TEST_WORKERS ?= 2
 test: install | chromium
-	$(PY) -m pytest -q -p no:cacheprovider --durations=30 $(PYTEST_ARGS)
+	$(PY) -m pytest -q -p no:cacheprovider --durations=30 \
+	  $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder,) $(PYTEST_ARGS)
 
 test-fast: install
 	$(PY) -m pytest -q -m "not slow" $(PYTEST_ARGS)
