@@ -10,9 +10,12 @@ from collections.abc import Mapping
 def spark_session(app_name: str, master: str | None = None, conf: Mapping[str, str] | None = None):
     """Get or create a SparkSession for ``master`` (default ``hbrep.spark.master`` = local[2]).
 
-    The driver binds to 127.0.0.1 and Python workers use this interpreter.
+    The driver binds to 127.0.0.1 and Python workers use this interpreter, started by hbrep's daemon
+    (replication.spark_daemon: no re-reading of pyspark's zips at the start of every task).
     """
     from pyspark.sql import SparkSession  # pyspark loads only where a session is built
+
+    from replication.spark_daemon import DAEMON_CONF
 
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -27,7 +30,7 @@ def spark_session(app_name: str, master: str | None = None, conf: Mapping[str, s
         .config("spark.python.worker.reuse", "true")
         .config("spark.ui.showConsoleProgress", "false")
     )
-    for key, value in (conf or {}).items():
+    for key, value in {**DAEMON_CONF, **(conf or {})}.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("WARN")

@@ -30,6 +30,7 @@ from replication.errors import HbrepError
 from replication.jobs.connect_port import port_file, read_port
 from replication.net import LOOPBACK, port_in_use
 from replication.processes import pid_alive
+from replication.spark_daemon import DAEMON_CONF
 
 CONNECT_SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 SPARK_SUBMIT_CLASS = "org.apache.spark.deploy.SparkSubmit"
@@ -187,6 +188,8 @@ class SparkConnectServer:
             "spark.python.worker.reuse": "true",
             "spark.pyspark.python": self.python,
             "spark.pyspark.driver.python": self.python,
+            # the workers run hbrep's daemon when they run this interpreter (which has hbrep installed)
+            **(DAEMON_CONF if self.python == sys.executable else {}),
             **self.extra_conf,
         }
 
