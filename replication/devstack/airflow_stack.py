@@ -25,6 +25,8 @@ import httpx
 REPO = Path(__file__).resolve().parents[2]
 # Airflow's [scheduler] scheduler_idle_sleep_time for the embedded stack, in seconds (see airflow_environment)
 SCHEDULER_IDLE_SLEEP_S = "0.2"
+# Airflow's [workers] min_heartbeat_interval for the embedded stack, in seconds (see airflow_environment)
+MIN_HEARTBEAT_INTERVAL_S = "1"
 SIMPLE_AUTH_MANAGER = "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager"
 # The LocalExecutor, with the Spark Connect client imported before it forks its workers: a ship task's
 # process inherits it instead of importing it (1.2-1.3 s of CPU) at each window's start.
@@ -74,6 +76,13 @@ def airflow_environment(
     # so each task-to-task hand-over of a short ship run waited ~0.5 s on average; measured in
     # bench/scheduler.py ("gaps between tasks"). A value already in the environment is kept.
     env.setdefault("AIRFLOW__SCHEDULER__SCHEDULER_IDLE_SLEEP_TIME", SCHEDULER_IDLE_SLEEP_S)
+    # A task's supervisor (airflow.sdk.execution_time.supervisor) may read the task process's last socket
+    # EOF before the process can be reaped; it then sleeps on an empty selector until its next heartbeat
+    # tick, min_heartbeat_interval (Airflow's default 5 s), before it reports the task's end. Seen in about
+    # one task in 30 here: a skipped peer.snapshot logged its last line 5.0 s before its end_date, which
+    # made the submit-mode run with nothing to ship take 7.5 s instead of 2. At 1 s the wait is at most
+    # 1 s, for one heartbeat call per running task per second (loopback). A value already set is kept.
+    env.setdefault("AIRFLOW__WORKERS__MIN_HEARTBEAT_INTERVAL", MIN_HEARTBEAT_INTERVAL_S)
     if api_port is not None:
         env.update(
             {
