@@ -19,6 +19,7 @@ otherwise. The object is meant for reuse (tests, the real HBase with its root di
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import subprocess
@@ -36,6 +37,7 @@ from replication.devstack.maven import interop_classpath
 from replication.errors import HbrepError
 from replication.net import LOOPBACK, free_port, port_in_use
 
+LOG = logging.getLogger(__name__)
 NAMENODE_MAIN = "org.apache.hadoop.hdfs.server.namenode.NameNode"
 DATANODE_MAIN = "org.apache.hadoop.hdfs.server.datanode.DataNode"
 DFSADMIN_MAIN = "org.apache.hadoop.hdfs.tools.DFSAdmin"
@@ -214,17 +216,22 @@ class HdfsCluster:
                           env={"HADOOP_CONF_DIR": str(self.conf_dir)})  # fmt: skip
 
     # -- configuration --------------------------------------------------------------------------
-    def _choose_ports(self) -> None:
-        if self.ports_file.exists():
-            return
-        chosen: list[int] = []
+    def _choose_ports(self, again: tuple[str, ...] = ()) -> bool:
+        """Choose free ports on first start (True then), or choose ``again`` the named ones; keep them."""
+        if self.ports_file.exists() and not again:
+            return False
+        kept = {name: port for name, port in self.ports.items() if name not in again} if again else {}
+        chosen: list[int] = list(kept.values())
         while len(chosen) < len(PORT_NAMES):
             port = free_port()
             if port not in chosen:
                 chosen.append(port)
+        fresh = iter(chosen[len(kept) :])
+        ports = {name: kept[name] if name in kept else next(fresh) for name in PORT_NAMES}
         self.root.mkdir(parents=True, exist_ok=True)
-        self.ports_file.write_text(json.dumps(dict(zip(PORT_NAMES, chosen, strict=True)), indent=1) + "\n")
+        self.ports_file.write_text(json.dumps(ports, indent=1) + "\n")
         self._ports = None
+        return True
 
     def site_properties(self) -> tuple[dict[str, str], dict[str, str]]:
         """The core-site and hdfs-site properties written into the conf dir."""
@@ -306,10 +313,12 @@ class HdfsCluster:
         A NameNode or DataNode already running from this folder is kept, so a second ``start`` is
         harmless; a port of ours taken by another process is refused before anything starts.
         """
-        self._choose_ports()
+        first_start = self._choose_ports()
         self.write_config()
         deadline = time.monotonic() + timeout
         if not self.namenode.running():
+            if first_start:
+                self._choose_taken_again(("rpc", "http"))
             self._refuse_taken(("rpc", "http"))
             if not self.formatted:
                 self.format(timeout=timeout)
@@ -319,8 +328,24 @@ class HdfsCluster:
                 deadline,
             )
         if not self.datanode.running():
+            if first_start:
+                self._choose_taken_again(("dn_xfer", "dn_http", "dn_ipc"))
             self.start_datanode(timeout=max(5.0, deadline - time.monotonic()))
         self.wait_ready(timeout=max(5.0, deadline - time.monotonic()))
+
+    # A port chosen free a moment ago can be taken before its server binds it: by another process of
+    # the machine, or by an outgoing connection of the NameNode started in between, since free ports
+    # come from the ephemeral range (seen once under make test: "dn_ipc 41101 already in use"). On the
+    # first start nothing depends on the ports yet, so a taken one is chosen again; after that they are
+    # this HDFS's addresses (clients and the DataNode's registration use them) and a taken one is refused.
+    def _choose_taken_again(self, names: tuple[str, ...]) -> None:
+        for _ in range(5):
+            taken = tuple(name for name in names if port_in_use(self.ports[name]))
+            if not taken:
+                return
+            LOG.info("HDFS in %s: port(s) %s taken since they were chosen; choosing again", self.root, taken)
+            self._choose_ports(again=taken)
+            self.write_config()
 
     def start_datanode(self, timeout: float = 120.0) -> None:
         """Start the DataNode (same ports and blocks as before); return once it reported its blocks."""

@@ -78,3 +78,28 @@ def test_a_taken_port_refuses_the_start_before_anything_runs(tmp_path):
         with pytest.raises(HdfsError, match=f"port\\(s\\) rpc {taken} already in use"):
             cluster.start(timeout=10)
     assert not cluster.namenode.running() and not (tmp_path / "name").exists()
+
+
+@pytest.mark.slow
+def test_a_port_taken_between_its_choice_and_the_first_start_is_chosen_again(tmp_path, monkeypatch):
+    import replication.devstack.hdfs as hdfs_module
+
+    real_free_port, calls = hdfs_module.free_port, []
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        taken = holder.getsockname()[1]
+
+        def free_port_then_taken() -> int:  # the fifth port chosen (dn_ipc) is taken before the DataNode binds
+            calls.append(1)
+            return taken if len(calls) == 5 else real_free_port()
+
+        monkeypatch.setattr(hdfs_module, "free_port", free_port_then_taken)
+        cluster = HdfsCluster(tmp_path / "hdfs")
+        try:
+            cluster.start()
+            assert cluster.ports["dn_ipc"] != taken and len(set(cluster.ports.values())) == 5
+            assert f":{cluster.ports['dn_ipc']}<" in (cluster.conf_dir / "hdfs-site.xml").read_text()
+            assert cluster.status().live_datanodes == 1
+        finally:
+            cluster.stop()

@@ -26,8 +26,9 @@ _WORKERS = textwrap.dedent(
     try:
         pids = list(executor.workers)
         maps = {pid: open(f"/proc/{pid}/maps").read() for pid in pids}
-        print("RESULT", json.dumps({"pids": pids, "grpc": [("cygrpc" in m) for m in maps.values()],
-                          "here": [name in sys.modules for name in sys.argv[2:]]}))
+        with open(sys.argv[2], "w") as result:
+            json.dump({"pids": pids, "grpc": [("cygrpc" in m) for m in maps.values()],
+                       "here": [name in sys.modules for name in sys.argv[3:]]}, result)
     finally:
         executor.end()
     """
@@ -37,10 +38,15 @@ _WORKERS = textwrap.dedent(
 def _workers(kind: str, tmp_path) -> dict:
     env = {**os.environ, "AIRFLOW_HOME": str(tmp_path), "AIRFLOW__CORE__LOAD_EXAMPLES": "False"}
     env = {k: v for k, v in env.items() if k != "AIRFLOW__CORE__EXECUTOR"}
-    out = subprocess.run([sys.executable, "-c", _WORKERS, kind, *CLIENT_MODULES], capture_output=True, text=True,
-                         timeout=120, env=env)  # fmt: skip
+    # the result goes to a file: the executor's forked workers share the script's stdout, and under make
+    # test's load a worker's output once ran into the result line, which was then not found
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    result = tmp_path / f"{kind}.json"
+    out = subprocess.run([sys.executable, "-c", _WORKERS, kind, str(result), *CLIENT_MODULES], capture_output=True,
+                         text=True, timeout=120, env=env)  # fmt: skip
     assert out.returncode == 0, out.stderr[-3000:]
-    return json.loads(next(line for line in out.stdout.splitlines() if line.startswith("RESULT "))[7:])
+    assert result.exists(), (out.stdout + out.stderr)[-3000:]
+    return json.loads(result.read_text())
 
 
 @pytest.mark.slow
