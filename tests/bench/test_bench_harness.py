@@ -139,3 +139,26 @@ def test_a_missed_scheduler_backlog_quotes_the_cpu_each_component_used_while_it_
         "triggerer, tasks) 2.1 s, peer region servers 1.2 s)" in line
     )
     assert "other" not in line
+
+
+def test_the_commit_is_marked_for_changed_code_not_for_the_bench_s_own_outputs(tmp_path, monkeypatch):
+    import subprocess
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True,
+                              text=True).stdout.strip()  # fmt: skip
+
+    git("init", "-q")
+    (tmp_path / "bench" / "results").mkdir(parents=True)
+    files = {"bench/results/e2e.json": "{}", "BENCHMARKS.md": "# Benchmarks", "code.py": "x = 1"}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    git("add", "-A")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+    monkeypatch.setattr(registry, "BENCH_DIR", tmp_path / "bench")
+    head = git("rev-parse", "--short", "HEAD")
+    (tmp_path / "bench" / "results" / "e2e.json").write_text('{"figures": {}}')  # an earlier benchmark's result
+    (tmp_path / "BENCHMARKS.md").write_text("# Benchmarks, rewritten")
+    assert registry.head_commit() == head
+    (tmp_path / "code.py").write_text("x = 2")
+    assert registry.head_commit() == f"{head} (with uncommitted changes)"
