@@ -311,7 +311,8 @@ class HdfsCluster:
         """Start (formatting on first start) and return once ready; one clear HdfsError otherwise.
 
         A NameNode or DataNode already running from this folder is kept, so a second ``start`` is
-        harmless; a port of ours taken by another process is refused before anything starts.
+        harmless. On the first start a port taken since it was chosen is chosen again; after that, a
+        port of ours taken by another process is refused before anything starts.
         """
         first_start = self._choose_ports()
         self.write_config()
