@@ -78,9 +78,10 @@ def airflow_environment(
     env.setdefault("AIRFLOW__SCHEDULER__SCHEDULER_IDLE_SLEEP_TIME", SCHEDULER_IDLE_SLEEP_S)
     # A task's supervisor (airflow.sdk.execution_time.supervisor) may read the task process's last socket
     # EOF before the process can be reaped; it then sleeps on an empty selector until its next heartbeat
-    # tick, min_heartbeat_interval (Airflow's default 5 s), before it reports the task's end. Seen in about
-    # one task in 30 here: a skipped peer.snapshot logged its last line 5.0 s before its end_date, which
-    # made the submit-mode run with nothing to ship take 7.5 s instead of 2. At 1 s the wait is at most
+    # tick, min_heartbeat_interval (Airflow's default 5 s), before it reports the task's end. Seen in one
+    # task of 35 in an idle stack here, and in both idle runs of the scheduler bench: a skipped
+    # peer.snapshot logged its last line 5.0 s before its end_date, which made the submit-mode run with
+    # nothing to ship take 7.5 s instead of 2. At 1 s the wait is at most
     # 1 s, for one heartbeat call per running task per second (loopback). A value already set is kept.
     env.setdefault("AIRFLOW__WORKERS__MIN_HEARTBEAT_INTERVAL", MIN_HEARTBEAT_INTERVAL_S)
     if api_port is not None:
