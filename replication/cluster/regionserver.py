@@ -100,8 +100,8 @@ def columns_need_no_change(desc: TableDescriptor, columns: CellColumns) -> bool:
     """True when ``HRegionServer.prepare_cells`` would give ``columns``' cells back as they are: every type
     a mutation, no LATEST_TIMESTAMP to fill in, no whole-row delete (empty family). Raises UnknownFamily
     naming the table and family, as prepare_cells does, for a family the table lacks."""
-    families = set(columns.families)
-    if b"" in families or not VALID_TYPES.issuperset(columns.types) or LATEST_TIMESTAMP in columns.timestamps:
+    families = columns.families()
+    if b"" in families or not VALID_TYPES.issuperset(columns.types()) or columns.has_timestamp(LATEST_TIMESTAMP):
         return False
     for family in families:
         desc.family(family)  # UnknownFamily

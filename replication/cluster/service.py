@@ -14,13 +14,12 @@ from replication.cluster import rpc
 from replication.cluster.errors import RegionServerAborted
 from replication.cluster.replicate_wire import SERVICE, parse_request
 from replication.cluster.server_api import RegionServerHost
-from replication.cluster.sink import canonical_spans
 from replication.errors import HbrepError
 from replication.net import port_in_use
 from replication.proto import Admin_pb2, Admin_pb2_grpc, HBase_pb2
 from replication.tables.errors import UnknownFamily, UnknownTable
 from replication.tls import TlsSettings
-from replication.wal.cell_codec import decode_cell_columns
+from replication.wal.cell_columns import decode_cell_columns
 from replication.wal.errors import CorruptWALError
 
 LOG = logging.getLogger(__name__)
@@ -116,13 +115,13 @@ class AdminServicer(Admin_pb2_grpc.AdminServiceServicer):
 
     def Mutate(self, request: Admin_pb2.MutateRequest, context: grpc.ServicerContext) -> Admin_pb2.MutateResponse:
         try:
-            spans: list[tuple[int, int] | None] = []
             # columns, not Cells: the region server takes them as they are with the request's bytes (an
             # owner's share forwarded by a sink is this call)
-            cells, end = decode_cell_columns(request.cell_block, request.cell_count, 0, spans)
+            decoded = decode_cell_columns(request.cell_block, request.cell_count)
+            cells = decoded.columns
             ids = [rpc.uuid_from_pb(u) for u in request.cluster_ids]
             # the WAL takes the request's own cell bytes when they are exactly these cells' encoding
-            canonical = end == len(request.cell_block) and canonical_spans(spans) is not None
+            canonical = decoded.end == len(request.cell_block) and decoded.canonical
             seq = self.server.mutate(
                 request.table,
                 cells,

@@ -24,6 +24,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 
+import numpy as np
+
 from replication.cluster.client import ClusterClient
 from replication.cluster.region_routing import row_hash
 from replication.cluster.rpc import uuid_from_pb
@@ -31,8 +33,8 @@ from replication.cluster.server_api import RegionServerHost
 from replication.errors import HbrepError
 from replication.proto import Admin_pb2
 from replication.tables.errors import UnknownFamily, UnknownTable
-from replication.wal.cell_codec import decode_cell_columns, decode_cells
-from replication.wal.cell_columns import CellColumns
+from replication.wal.cell_codec import decode_cells
+from replication.wal.cell_columns import CellColumns, decode_cell_columns
 from replication.wal.errors import CorruptWALError
 from replication.wal.key_codec import key_from_pb
 from replication.wal.model import Cell, WALKey
@@ -97,26 +99,20 @@ def entry_groups(
     return groups
 
 
-def canonical_spans(spans: list[tuple[int, int] | None]) -> list[tuple[int, int]] | None:
-    """``spans`` when every cell's bytes are its canonical encoding (so they can be forwarded as they
-    are), else None: the cells are encoded again."""
-    return None if None in spans else spans  # type: ignore[return-value]
-
-
 def split_by_owner(
-    rows: Sequence[bytes], spans: Sequence[tuple[int, int]], ordered_servers: Sequence[str]
+    rows: Sequence[bytes], starts: Sequence[int], ends: Sequence[int], ordered_servers: Sequence[str]
 ) -> dict[str, tuple[list[int], list[tuple[int, int]]]]:
     """Each owner's cells (``ordered_servers[row_hash(row) % n]``) as their indices in ``rows``, in order,
-    and their bytes in the block as ranges: adjacent cells of one owner are merged into one range, so
-    joining a share copies a few slices instead of one per cell (the per-cell join was 15% of the sink's
-    CPU under py-spy)."""
+    and their bytes in the block (cell i is ``starts[i]:ends[i]``) as ranges: adjacent cells of one owner
+    are merged into one range, so joining a share copies a few slices instead of one per cell (the per-cell
+    join was 15% of the sink's CPU under py-spy)."""
     count = len(ordered_servers)
     by_owner: dict[str, tuple[list[int], list[tuple[int, int]]]] = {}
     owned: list[int] = []
     ranges: list[tuple[int, int]] = []
     previous_row: bytes | None = None
     run_start = run_end = -1  # the current owner's open range, appended when it breaks
-    for index, (row, (start, end)) in enumerate(zip(rows, spans, strict=True)):
+    for index, (row, start, end) in enumerate(zip(rows, starts, ends, strict=True)):
         if row != previous_row:
             previous_row = row
             owner = ordered_servers[row_hash(row) % count]
@@ -154,23 +150,36 @@ def owner_indices(rows: Sequence[bytes], ordered_servers: Sequence[str]) -> dict
 
 
 class _Encoded:
-    """The request's cell block and the spans of one group's cells in it."""
+    """The request's cell block and where one group's cells are in it: the group is the cells of the
+    index ranges ``runs``, and cell i of the block is ``block[bounds[i]:bounds[i + 1]]``."""
 
-    __slots__ = ("block", "spans", "whole")
+    __slots__ = ("block", "bounds", "runs")
 
-    def __init__(self, block: memoryview, spans: list[tuple[int, int]], whole: bytes | None = None):
+    def __init__(self, block: bytes | memoryview, bounds: np.ndarray, runs: Sequence[tuple[int, int]]):
         self.block = block
-        self.spans = spans
-        self.whole = whole  # the group's bytes when they are the whole block (no join needed)
+        self.bounds = bounds
+        self.runs = runs
 
-    def join(self, spans: list[tuple[int, int]]) -> bytes:
-        """The bytes of ``spans`` concatenated (adjacent spans copied as one slice)."""
-        if self.whole is not None and spans is self.spans:
-            return self.whole
-        block = self.block
+    def group_bytes(self) -> bytes | memoryview:
+        """The group's cells' bytes, in order (the block itself when the group is all of it)."""
+        bounds = self.bounds
+        if len(self.runs) == 1 and self.runs[0] == (0, len(bounds) - 1):
+            return self.block
+        return self.join([(int(bounds[a]), int(bounds[b])) for a, b in self.runs])
+
+    def cell_bounds(self) -> tuple[list[int], list[int]]:
+        """Where each of the group's cells starts and ends in the block, in the group's order."""
+        bounds = self.bounds
+        starts = np.concatenate([bounds[a:b] for a, b in self.runs])
+        ends = np.concatenate([bounds[a + 1 : b + 1] for a, b in self.runs])
+        return starts.tolist(), ends.tolist()
+
+    def join(self, ranges: Sequence[tuple[int, int]]) -> bytes:
+        """The bytes of the block's ``ranges`` concatenated (adjacent ranges copied as one slice)."""
+        block = memoryview(self.block)
         parts = []
         start = end = -1
-        for s, e in spans:
+        for s, e in ranges:
             if s == end:
                 end = e
                 continue
@@ -209,24 +218,21 @@ class ReplicationSink:
         block = request.cell_block if cell_block is None else cell_block
         pb_entries = request.entry
         counts = [entry.associated_cell_count for entry in pb_entries]
-        spans: list[tuple[int, int] | None] = []
         try:
-            columns, end = decode_cell_columns(block, sum(counts), 0, spans)
+            decoded = decode_cell_columns(block, sum(counts))
         except CorruptWALError:
             decode_request(request, cell_block=block)  # raises BadReplicationRequest naming the entry
             raise
-        if end != len(block):
-            raise BadReplicationRequest(f"replication request: {len(block) - end} bytes left after the last entry")
-        canonical = canonical_spans(spans)
+        if decoded.end != len(block):
+            raise BadReplicationRequest(
+                f"replication request: {len(block) - decoded.end} bytes left after the last entry"
+            )
+        columns = decoded.columns
         writes = []
         by_table: dict[str, dict[tuple[uuid.UUID, ...], CellColumns]] = defaultdict(dict)
         for (table, cluster_ids), runs in entry_groups(pb_entries, counts).items():
-            whole = len(runs) == 1 and runs[0] == (0, len(columns))
             group = columns.runs(runs)
-            encoded = None
-            if canonical is not None:
-                group_spans = canonical if whole else [span for start, stop in runs for span in canonical[start:stop]]
-                encoded = _Encoded(memoryview(block), group_spans, block if whole else None)
+            encoded = _Encoded(block, decoded.bounds, runs) if decoded.canonical else None
             by_table[table][cluster_ids] = group
             writes.append((table, group, list(cluster_ids), encoded))
         try:
@@ -250,7 +256,7 @@ class ReplicationSink:
             except UnknownTable:
                 missing_tables.append(table)
                 continue
-            families = set().union(*(set(columns.families) for columns in by_ids.values())) - {b""}
+            families = set().union(*(columns.families() for columns in by_ids.values())) - {b""}
             for family in sorted(families):
                 if family.decode("utf-8", "replace") not in desc.families:
                     missing_families.append((table, family.decode("utf-8", "replace")))
@@ -272,11 +278,11 @@ class ReplicationSink:
         if self.server.server_name not in servers:
             servers = sorted([*servers, self.server.server_name])
         if len(servers) == 1:  # only this server: nothing to route (the bench's and many peers' case)
-            data = encoded.join(encoded.spans) if encoded is not None else None
+            data = encoded.group_bytes() if encoded is not None else None
             self._apply_shares(table, cluster_ids, {self.server.server_name: (cells, data)})
             return
         if encoded is not None:
-            routed = split_by_owner(cells.rows, encoded.spans, sorted(servers))
+            routed = split_by_owner(cells.rows(), *encoded.cell_bounds(), sorted(servers))
             self._apply_shares(
                 table,
                 cluster_ids,
@@ -285,7 +291,7 @@ class ReplicationSink:
             return
         # owner_of(row, servers) for every cell, with the server list sorted once per batch instead of
         # once per cell, and consecutive cells of one row routed once (profiled hot path, see BENCHMARKS.md).
-        by_owner = owner_indices(cells.rows, sorted(servers))
+        by_owner = owner_indices(cells.rows(), sorted(servers))
         self._apply_shares(table, cluster_ids, {owner: (cells.take(owned), None) for owner, owned in by_owner.items()})
 
     # The owners' shares go out on the forward pool while this server writes its own share, so the

@@ -16,7 +16,6 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable, Iterable, Iterator
 
-from replication.wal.cell_columns import CellColumns
 from replication.wal.errors import CorruptWALError
 from replication.wal.model import Cell
 
@@ -24,7 +23,7 @@ _I32 = struct.Struct(">i")
 _I32x3 = struct.Struct(">iii")
 _U16 = struct.Struct(">H")
 _TS_TYPE = struct.Struct(">qB")
-_HEAD = struct.Struct(">iiiH")  # serialized size, key length, value length, row length
+CELL_HEAD = struct.Struct(">iiiH")  # a cell's first 14 bytes: serialized size, key length, value length, row length
 
 # 2 (row length) + 1 (family length) + 8 (timestamp) + 1 (type): key bytes besides row/family/qualifier.
 KEY_INFRASTRUCTURE_SIZE = 12
@@ -57,7 +56,7 @@ def encode_cell(cell: Cell) -> bytes:
         tail = b""
     return b"".join(
         (
-            _HEAD.pack(size, klen, vlen, rlen),
+            CELL_HEAD.pack(size, klen, vlen, rlen),
             row,
             bytes((flen,)),
             family,
@@ -95,25 +94,6 @@ def decode_cells(
     return cells, _decode(buf, count, offset, spans, take_uniform, cells.extend)
 
 
-def decode_cell_columns(
-    buf: bytes | memoryview, count: int, offset: int = 0, spans: list[tuple[int, int] | None] | None = None
-) -> tuple[CellColumns, int]:
-    """As :func:`decode_cells` (same checks, same ``spans``), the cells as columns: no Cell is built for
-    cells read by a strided unpack, whose fields go into the columns as slices of the unpacked tuple."""
-    columns = CellColumns()
-
-    def take_uniform(f: tuple) -> None:
-        columns.rows += f[4::11]
-        columns.families += f[6::11]
-        columns.qualifiers += f[7::11]
-        columns.timestamps += f[8::11]
-        columns.types += f[9::11]
-        columns.values += f[10::11]
-        columns.tags += _NO_TAGS[: len(f) // 11]
-
-    return columns, _decode(buf, count, offset, spans, take_uniform, columns.append_cells)
-
-
 def _decode(
     buf: bytes | memoryview,
     count: int,
@@ -140,7 +120,7 @@ def _decode(
             pos = end
         else:
             each: list[Cell] = []
-            pos = _decode_each(buf, n, k, pos, each, spans)
+            pos = decode_each(buf, n, k, pos, each, spans)
             take_cells(each)
         left -= k
     return pos
@@ -163,7 +143,7 @@ def _unpack_uniform(buf: bytes | memoryview, n: int, k: int, pos: int) -> tuple[
     """
     if pos + 14 > n:
         return None
-    size, klen, vlen, rlen = _HEAD.unpack_from(buf, pos)
+    size, klen, vlen, rlen = CELL_HEAD.unpack_from(buf, pos)
     step = 4 + size
     if (
         size != 8 + klen + vlen  # tags (or stray bytes): one by one
@@ -195,13 +175,21 @@ def _unpack_uniform(buf: bytes | memoryview, n: int, k: int, pos: int) -> tuple[
     return f, step
 
 
-def _decode_each(
-    buf: bytes | memoryview, n: int, count: int, pos: int, cells: list[Cell], spans: list[tuple[int, int] | None] | None
+def decode_each(
+    buf: bytes | memoryview,
+    n: int,
+    count: int,
+    pos: int,
+    cells: list[Cell],
+    spans: list[tuple[int, int] | None] | None,
+    starts: list[int] | None = None,
 ) -> int:
-    """Decode ``count`` cells from ``pos`` one by one into ``cells``; returns the offset after them."""
+    """Decode ``count`` cells from ``pos`` one by one into ``cells`` (``spans`` as in :func:`decode_cells`;
+    ``starts``, when given, receives each cell's offset); returns the offset after them."""
     append = cells.append
     add_span = spans.append if spans is not None else None
-    unpack_head = _HEAD.unpack_from
+    add_start = starts.append if starts is not None else None
+    unpack_head = CELL_HEAD.unpack_from
     unpack_ts_type = _TS_TYPE.unpack_from
     for _ in range(count):
         # One unpack reads the size, key, value and row lengths (14 bytes); a cell is at least 24.
@@ -213,6 +201,8 @@ def _decode_each(
                 raise CellCodecError(f"cell at offset {pos}: serialized size {size} is too small")
             raise TruncatedCellError(f"cell at offset {pos}: needs {size + 4} bytes, buffer has {n - pos}")
         size, klen, vlen, rlen = unpack_head(buf, pos)
+        if add_start is not None:
+            add_start(pos)
         kv = pos + 4
         end = kv + size
         if size < 8 + KEY_INFRASTRUCTURE_SIZE:

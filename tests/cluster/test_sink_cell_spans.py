@@ -1,15 +1,17 @@
-"""The sink forwards shipped cell bytes only when they are exactly the cells' encoding (decode spans)."""
+"""The sink forwards shipped cell bytes only when they are exactly the cells' encoding (decode bounds)."""
 
 from __future__ import annotations
 
 import struct
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from replication.cluster.region_routing import owner_of
-from replication.cluster.sink import _Encoded, canonical_spans, owner_indices, split_by_owner
-from replication.wal.cell_codec import decode_cells, encode_cell, encode_cells
+from replication.cluster.sink import _Encoded, owner_indices, split_by_owner
+from replication.wal.cell_codec import encode_cell, encode_cells
+from replication.wal.cell_columns import decode_cell_columns
 from replication.wal.model import Cell, CellType
 
 
@@ -21,21 +23,19 @@ def _cells() -> list[Cell]:
     ]
 
 
-def test_spans_cover_the_block_and_each_span_is_that_cells_encoding():
+def test_bounds_cover_the_block_and_each_cell_is_its_encoding():
     cells = _cells()
     block = encode_cells(cells)
-    recorded: list = []
-    first, middle = decode_cells(block, 2, 0, recorded)
-    rest, end = decode_cells(block, len(cells) - 2, middle, recorded)
-    spans = canonical_spans(recorded)
-    assert first + rest == cells
-    assert end == len(block) and spans is not None and len(spans) == len(cells)
-    for cell, (start, stop) in zip(cells, spans, strict=True):
+    decoded = decode_cell_columns(block, len(cells))
+    bounds = decoded.bounds.tolist()
+    assert decoded.columns.cells() == cells and decoded.canonical
+    assert decoded.end == len(block) and len(bounds) == len(cells) + 1
+    for cell, start, stop in zip(cells, bounds[:-1], bounds[1:], strict=True):
         assert block[start:stop] == encode_cell(cell)
-    encoded = _Encoded(memoryview(block), spans)
-    assert encoded.join(spans) == block
-    picked = [spans[4], spans[0], spans[1]]  # out of order, with an adjacent pair
-    assert encoded.join(picked) == encode_cells([cells[4], cells[0], cells[1]])
+    assert _Encoded(block, decoded.bounds, [(0, len(cells))]).group_bytes() is block
+    group = _Encoded(block, decoded.bounds, [(4, 5), (0, 2)])  # out of order, with an adjacent pair
+    assert group.group_bytes() == encode_cells([cells[4], cells[0], cells[1]])
+    assert group.cell_bounds() == ([bounds[4], bounds[0], bounds[1]], [bounds[5], bounds[1], bounds[2]])
 
 
 def test_an_explicit_empty_tags_block_is_not_canonical_so_the_cells_are_encoded_again():
@@ -44,11 +44,10 @@ def test_an_explicit_empty_tags_block_is_not_canonical_so_the_cells_are_encoded_
     # the same KeyValue with a zero-length tags block: 2 more bytes, a larger serialized size
     size = struct.unpack(">i", plain[:4])[0] + 2
     with_empty_tags = struct.pack(">i", size) + plain[4:] + b"\x00\x00"
-    recorded: list = []
-    decoded, end = decode_cells(plain + with_empty_tags, 2, 0, recorded)
-    assert end == len(plain + with_empty_tags) and decoded == [cell, cell]
-    assert recorded == [(0, len(plain)), None]
-    assert canonical_spans(recorded) is None
+    decoded = decode_cell_columns(plain + with_empty_tags, 2)
+    assert decoded.end == len(plain + with_empty_tags) and decoded.columns.cells() == [cell, cell]
+    assert decoded.bounds.tolist() == [0, len(plain), len(plain + with_empty_tags)]
+    assert not decoded.canonical
 
 
 @settings(max_examples=200, deadline=None)
@@ -64,16 +63,16 @@ def test_split_by_owner_gives_each_owner_its_cells_and_exactly_their_bytes(rows,
         Cell(b"row-%d" % r, b"f", b"q%d" % i, 1000 + i, int(CellType.PUT), b"v" * (i % 5)) for i, r in enumerate(rows)
     ]
     block = bytearray()
-    spans = []
+    starts, ends = [], []
     for cell, gap in zip(cells, gaps, strict=False):
         if gap:
             block += b"\xee" * 3  # bytes of another group's cell
-        start = len(block)
+        starts.append(len(block))
         block += encode_cell(cell)
-        spans.append((start, len(block)))
+        ends.append(len(block))
     ordered = [f"rs{i}" for i in range(servers)]
-    split = split_by_owner([c.row for c in cells], spans, ordered)
-    encoded = _Encoded(memoryview(bytes(block)), [])
+    split = split_by_owner([c.row for c in cells], starts, ends, ordered)
+    encoded = _Encoded(bytes(block), np.zeros(1, np.int64), [])
     assert sum(len(owned) for owned, _ in split.values()) == len(cells)
     plain_split = owner_indices([c.row for c in cells], ordered)
     assert set(plain_split) == set(split)

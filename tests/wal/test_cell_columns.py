@@ -22,9 +22,16 @@ def test_columns_keep_the_cells_and_their_order(batch: list[Cell], data) -> None
     assert columns.runs(runs).cells() == [cell for a, b in runs for cell in batch[a:b]]
     parts = [CellColumns.from_cells(batch[a:b]) for a, b in zip([0, *cuts], [*cuts, len(batch)], strict=True)]
     assert CellColumns.concat(parts).cells() == batch
-    grown = CellColumns()
-    grown.append_cells(batch)
-    assert grown == columns
+    assert CellColumns.concat([CellColumns(), columns]) == columns
+    assert columns.rows() == [c.row for c in batch]
+    assert columns.families() == {c.family for c in batch} and columns.types() == {c.type for c in batch}
+    for cell in batch[:2]:
+        assert columns.has_timestamp(cell.timestamp)
+        first = columns.first_index_of_type({cell.type})
+        assert first is not None and batch[first].type == cell.type
+        assert all(c.type != cell.type for c in batch[:first])
+    assert columns.first_index_of_type(set()) is None
+    assert not columns.has_timestamp(-1) or any(c.timestamp == -1 for c in batch)
     assert columns.encoded_size() == sum(
         len(c.row) + len(c.family) + len(c.qualifier) + len(c.value) + len(c.tags) for c in batch
     )
@@ -34,3 +41,4 @@ def test_the_whole_range_and_a_single_part_are_not_copied() -> None:
     columns = CellColumns.from_cells([Cell(b"r", b"f", b"q", 1, 4, b"v")])
     assert columns.runs([(0, 1)]) is columns
     assert CellColumns.concat([columns]) is columns
+    assert len(CellColumns.concat([])) == 0 and CellColumns.concat([]) == CellColumns()

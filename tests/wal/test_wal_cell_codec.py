@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import struct
 
 import pytest
@@ -13,14 +14,13 @@ from replication.wal.cell_codec import (
     CellCodecError,
     TruncatedCellError,
     cells_end,
-    decode_cell_columns,
     decode_cells,
     encode_cell,
     encode_cells,
     iter_cell_spans,
     select_cells,
 )
-from replication.wal.cell_columns import CellColumns
+from replication.wal.cell_columns import MIN_COLUMN_RUN, CellColumns, DecodedCells, decode_cell_columns
 from replication.wal.model import Cell, CellType
 
 
@@ -110,7 +110,7 @@ def _layout_runs():
                 bytes([(seed + i) % 256]) * rlen,
                 family,
                 bytes([(seed * 7 + i) % 256]) * qlen,
-                seed + i,
+                ((seed + i) * 0x0102030405060708) % (1 << 63),  # all 8 bytes used
                 CellType.PUT if i % 3 else CellType.DELETE_COLUMN,
                 bytes([(seed + 3 * i) % 256]) * vlen,
                 tags if i == n // 2 else b"",
@@ -131,26 +131,47 @@ def _layout_runs():
 @settings(max_examples=300, deadline=None)
 @given(_layout_runs(), st.integers(0, 3))
 def test_strided_and_one_by_one_reads_agree(batch: list[Cell], offset: int) -> None:
-    from replication.wal.cell_codec import _decode_each
+    from replication.wal.cell_codec import decode_each
 
     data = b"\x00" * offset + encode_cells(batch) + b"\x00"
     spans: list = []
     cells, end = decode_cells(data, len(batch), offset, spans)
     one_by_one: list[Cell] = []
     reference_spans: list = []
-    assert (cells, end) == (batch, _decode_each(data, len(data), len(batch), offset, one_by_one, reference_spans))
+    starts: list[int] = []
+    read = decode_each(data, len(data), len(batch), offset, one_by_one, reference_spans, starts)
+    assert (cells, end) == (batch, read)
     assert one_by_one == batch and spans == reference_spans
-    column_spans: list = []
-    columns, column_end = decode_cell_columns(data, len(batch), offset, column_spans)
-    assert (columns.cells(), column_end, column_spans) == (batch, end, spans)
-    assert columns == CellColumns.from_cells(batch)
+    decoded = decode_cell_columns(data, len(batch), offset)
+    assert (decoded.columns.cells(), decoded.end) == (batch, end)
+    assert decoded.bounds.tolist() == [*starts, end]
+    assert decoded.canonical == (None not in spans)
+    assert decoded.columns == CellColumns.from_cells(batch)
+
+
+def test_a_long_run_of_one_layout_is_read_as_columns_and_the_cells_around_it_one_by_one() -> None:
+    """Cells of other layouts before and after a run: the run is one part, its neighbours keep their places."""
+    put, delete_family = int(CellType.PUT), int(CellType.DELETE_FAMILY)
+    run = [Cell(b"r%04d" % i, b"f", b"q", 1 << 40 | i, put, b"%06d" % i) for i in range(MIN_COLUMN_RUN * 3)]
+    batch = [Cell(b"a", b"f", b"", 1, delete_family), *run, Cell(b"zz", b"f", b"q", 2, put, b"v", b"\x01\x00\x01t")]
+    data = encode_cells(batch)
+    decoded = decode_cell_columns(data, len(batch))
+    assert decoded.columns.cells() == batch and decoded.end == len(data)
+    assert decoded.columns.table.column("value").num_chunks == 3  # the cell before, the run, the cell after
+    bounds = decoded.bounds.tolist()
+    assert [data[s:e] for s, e in itertools.pairwise(bounds)] == [encode_cell(c) for c in batch]
+
+
+def test_no_cells_decode_to_no_columns_ending_where_they_start() -> None:
+    decoded = decode_cell_columns(b"xyz", 0, 2)
+    assert isinstance(decoded, DecodedCells) and len(decoded.columns) == 0 and decoded.end == 2 and decoded.canonical
 
 
 @settings(max_examples=300, deadline=None)
 @given(_layout_runs(), st.data())
 def test_a_damaged_run_fails_as_the_one_by_one_read_does(batch: list[Cell], data) -> None:
     """A byte changed or the buffer cut anywhere: the strided read gives the same cells or the same error."""
-    from replication.wal.cell_codec import _decode_each
+    from replication.wal.cell_codec import decode_each
 
     encoded = bytearray(encode_cells(batch))
     if data.draw(st.booleans()):
@@ -161,7 +182,7 @@ def test_a_damaged_run_fails_as_the_one_by_one_read_does(batch: list[Cell], data
 
     def one_by_one() -> tuple[list[Cell], int]:
         cells: list[Cell] = []
-        return cells, _decode_each(buf, len(buf), len(batch), 0, cells, None)
+        return cells, decode_each(buf, len(buf), len(batch), 0, cells, None)
 
     def outcome(read):
         try:
@@ -173,5 +194,5 @@ def test_a_damaged_run_fails_as_the_one_by_one_read_does(batch: list[Cell], data
     assert outcome(lambda: _as_cells(decode_cell_columns(buf, len(batch)))) == outcome(one_by_one)
 
 
-def _as_cells(decoded: tuple[CellColumns, int]) -> tuple[list[Cell], int]:
-    return decoded[0].cells(), decoded[1]
+def _as_cells(decoded: DecodedCells) -> tuple[list[Cell], int]:
+    return decoded.columns.cells(), decoded.end
