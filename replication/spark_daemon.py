@@ -55,6 +55,9 @@ def install() -> bool:
 
 if __name__ == "__main__":
     install()
+    from replication.process_memory import keep_freed_memory
+
+    keep_freed_memory()  # the workers it forks build the ship requests (process_memory.py)
     # Forget hbrep's own modules before the daemon forks its workers: a worker imports them from the task's
     # files (a Spark Connect artifact, --py-files) when it has them, as under pyspark.daemon, not from where
     # this daemon was found.

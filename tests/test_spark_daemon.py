@@ -78,3 +78,26 @@ def test_the_connect_server_runs_the_daemon_only_with_a_python_that_has_hbrep(tm
     assert "spark.python.daemon.module" not in other  # Spark's own daemon: that Python may lack hbrep
     chosen = SparkConnectServer(tmp_path, 15002, extra_conf={"spark.python.daemon.module": "pyspark.daemon"})
     assert chosen.spark_conf()["spark.python.daemon.module"] == "pyspark.daemon"
+
+
+@pytest.mark.slow
+def test_the_sessions_python_workers_keep_the_memory_they_freed(spark):
+    """The daemon sets keep_freed_memory before it forks: a worker that builds and frees 32 MB of request
+    bytes again and again faults the pages in once, not every time (glibc's default gives them back)."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("mallopt is glibc's")
+
+    def _faults_per_round(_rows):  # nested, so Spark pickles it by value
+        import resource
+
+        faults = []
+        for _ in range(4):
+            before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+            blocks = [b"x" * (4 << 20) for _ in range(8)]
+            del blocks
+            faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+        yield faults
+
+    rounds = spark.sparkContext.parallelize([0], 1).mapPartitions(_faults_per_round).collect()[0]
+    pages = 8 * (4 << 20) // 4096
+    assert max(rounds[1:]) < pages // 20, rounds

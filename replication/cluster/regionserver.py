@@ -49,6 +49,7 @@ from replication.cluster.wal_group import FSHLog
 from replication.config import Config, replication_disabled_reason
 from replication.errors import HbrepError
 from replication.fs import FileSystem, get_filesystem
+from replication.process_memory import keep_freed_memory
 from replication.processes import write_pid_file
 from replication.tables.descriptors import TableDescriptor, TableRegistry
 from replication.tables.errors import TableNotEnabled
@@ -555,6 +556,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
     tune_gc(conf)  # this process only: in-process servers (tests, benches) leave their host's gc alone
+    keep_freed_memory()  # likewise: the sink's requests reuse the heap (process_memory.py)
     if args.ready_file:
         tmp = args.ready_file + ".tmp"
         with open(tmp, "w") as out:
