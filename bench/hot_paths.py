@@ -15,7 +15,8 @@ alternating baseline / current to share the machine's noise.
    dataclass is frozen, and its generated __init__ assigned each field through object.__setattr__
    (1.5 µs a Cell, now 0.5 µs through the slot descriptors); the cells' places in the cell block were
    found by a second pass over the decoded cells, now recorded while decoding; the size field was
-   read twice per cell.
+   read twice per cell. Since 3c43ad6 the sink cuts the cell block into Arrow columns instead
+   (replication/wal/cell_columns.py: strided copies for a run of cells of one layout).
 2. The filter loop (replication/source/filters.py): a method call per cell for the family decision and
    memoryview slices compared as row keys.
 3. The collector of a region-server process (replication/cluster/gc_tuning.py): full collections walked
@@ -125,8 +126,9 @@ def run(quick: bool) -> dict:
             "both peer servers (this process's threads + the other server's process, from /proc), which "
             "is the work the optimization removed; and wall time, which adds the fsync waits and the "
             "noise of three processes on two cores. Sink request decoding = the decoding step of it alone "
-            "(requests of 20 entries x 100 cells to Cell objects and the cells' places in the block), in "
-            "CPU time. Filter loop = WALReader ship path "
+            "(requests of 20 entries x 100 cells, as each tree's sink decodes them: Cell objects in the "
+            "baseline, Arrow columns with the cells' bounds in the block now), in CPU time. Filter loop = "
+            "WALReader ship path "
             "+ EntryFilter over a WAL of 100-cell entries (the shape a region server writes per client "
             "batch).",
             "Memstore fill = the sink's request decoding into a region's memstore, kept there as a region "
@@ -135,10 +137,11 @@ def run(quick: bool) -> dict:
             "gc_tuning.py: start-up objects frozen, thresholds 20000, 20, 10). Found with gc.callbacks on "
             "the peer's servers during the end-to-end drain (~1.1 s of collections per server for 600k "
             "cells, most of it full collections walking the memstore again).",
-            "Since the sink decodes a request into columns (replication/wal/cell_columns.py: one list per "
-            "KeyValue field, no Cell object per cell), which the WAL append, the memstore and the flush "
-            "take as they are, the sink apply figure includes that too. Still the largest sink costs: "
-            "the strided unpack (a bytes object per field), the flush's column joins and sort, and the "
-            "WAL fsync per request.",
+            "Since the sink cuts a request's cell block into Arrow columns (replication/wal/cell_columns.py: "
+            "a run of cells of one layout by strided copies, no Python object per cell), which the WAL "
+            "append, the memstore and the flush take as they are, the sink apply figure includes that too. "
+            "Memstore fill decodes with decode_request (Cell objects, as a client's cells arrive), so it "
+            "still shows what the collector settings do for a memstore of objects; the sink's columns give "
+            "the collector nothing to walk.",
         ],
     }

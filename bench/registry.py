@@ -208,12 +208,14 @@ def _e2e_bound(f: dict) -> str:
         else ""
     )
     return small + (
-        f"the peer: it applies every shipped cell through its own write path in Python (decode into Cells "
-        f"for the memstore, route to the owner, WAL append + fsync), the same per-cell work as the source's "
-        f"own ingest ({f['ingest: rows/s (4 clients, 100 rows/batch)']:,.0f} rows/s in this run), only in "
-        "larger batches (see the hot paths section for the peer's CPU per cell); the source and the peer "
-        "share the same 2 cores, and 3 queues run as 2 waves of local[2] tasks. Reaching 3x takes cheaper "
-        "per-cell apply on the peer (a memstore of encoded cells instead of Cell objects, or a compiled codec)"
+        f"the peer: it applies every shipped cell through its own write path (route to the owner, WAL append "
+        f"+ fsync of every byte, the memstore, flushes to table files), as the source's own ingest does "
+        f"({f['ingest: rows/s (4 clients, 100 rows/batch)']:,.0f} rows/s in this run), only in larger "
+        "batches; a run of fixed-width cells goes into the memstore's Arrow columns without a Python object "
+        "per cell (wal/cell_columns.py), and under perf most of what is left of the peer's CPU is the "
+        "kernel's (page-cache copies of the WAL and table files); see the hot paths section for the peer's "
+        "CPU per cell. The source and the peer share the same 2 cores, and 3 queues run as 2 waves of "
+        "local[2] tasks"
     )
 
 
@@ -281,7 +283,7 @@ def _scheduler_drain_bound(rows: str) -> Callable[[dict], str]:
         shares = cpu_shares(f, prefix)
         cpu = (
             f". CPU time while it shipped, per component (bench/cpu_share.py: {shares}): the passes' Spark "
-            "workers (read, filter, ship), the peer's region server (decode, WAL append, memstore, and the flush "
+            "workers (read, filter, ship), the peer's region server (cells into columns, WAL append, and the flush "
             "of the memstore to a table file once it holds hbase.hregion.memstore.flush.size; one process, "
             "so at most one core) and Airflow's own processes (the scheduler, the ship task, the triggered "
             "run's tasks starting) share the machine's 2 cores"
