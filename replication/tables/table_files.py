@@ -23,24 +23,15 @@ from replication.fs import FileStatus, FileSystem
 from replication.tables.descriptors import TABLEDESC_DIR, table_dir
 from replication.tables.errors import CorruptTableFile, TableError
 from replication.tables.semantics import STORED_TYPES, SequencedCell, sort_key
-from replication.wal.cell_columns import CellColumns
+from replication.wal.cell_columns import CELL_COLUMNS_SCHEMA, CellColumns
 from replication.wal.model import Cell
 
 SUFFIX = ".parquet"
 SEQUENCE_DIGITS = 19  # Long.MAX_VALUE has 19 digits, so names sort like sequence numbers
 
-CELL_SCHEMA = pa.schema(
-    [
-        pa.field("row", pa.binary(), nullable=False),
-        pa.field("family", pa.binary(), nullable=False),
-        pa.field("qualifier", pa.binary(), nullable=False),
-        pa.field("timestamp", pa.int64(), nullable=False),
-        pa.field("type", pa.int32(), nullable=False),
-        pa.field("value", pa.binary(), nullable=False),
-        pa.field("sequence", pa.int64(), nullable=False),
-        pa.field("tags", pa.binary(), nullable=False),
-    ]
-)
+# the memstore's cell columns with each cell's sequence id before its tags
+SEQUENCE_AT = CELL_COLUMNS_SCHEMA.get_field_index("tags")
+CELL_SCHEMA = CELL_COLUMNS_SCHEMA.insert(SEQUENCE_AT, pa.field("sequence", pa.int64(), nullable=False))
 # table files written before tags were kept: the same columns without ``tags``
 LEGACY_CELL_SCHEMA = pa.schema([field for field in CELL_SCHEMA if field.name != "tags"])
 
@@ -104,7 +95,7 @@ def _columns_to_arrow(cells: CellColumns, sequences: np.ndarray) -> pa.Table:
         raise TableError(f"cell of row {row!r} has type {typ}, not a Put or delete type")
     columns = cells.table.columns
     sequence = pa.Array.from_buffers(pa.int64(), len(sequences), [None, pa.py_buffer(sequences)])
-    table = pa.Table.from_arrays([*columns[:6], sequence, columns[6]], schema=CELL_SCHEMA)
+    table = pa.Table.from_arrays([*columns[:SEQUENCE_AT], sequence, *columns[SEQUENCE_AT:]], schema=CELL_SCHEMA)
     if table.num_rows < 2:
         return table
     order = pc.sort_indices(table, sort_keys=CELL_ORDER)
