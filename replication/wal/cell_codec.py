@@ -134,6 +134,31 @@ _strides: dict[tuple[int, int, int, int, int], struct.Struct] = {}
 _NO_TAGS = [b""] * STRIDE_CELLS
 
 
+# A cell's layout: bytes per cell (its int32 size field included); row, family, qualifier and value lengths.
+CellLayout = tuple[int, int, int, int, int]
+
+
+def uniform_layout(buf: bytes | memoryview, n: int, pos: int) -> CellLayout | None:
+    """The layout of the well-formed, tagless cell at ``pos``; None when it has tags, is malformed or does
+    not fit in the buffer (the one-by-one read then says which). Cells after it with its size, key,
+    value, row and family lengths are laid out as it is."""
+    if pos + 14 > n:
+        return None
+    size, klen, vlen, rlen = CELL_HEAD.unpack_from(buf, pos)
+    if (
+        size != 8 + klen + vlen  # tags (or stray bytes): one by one
+        or vlen < 0
+        or rlen > klen - KEY_INFRASTRUCTURE_SIZE
+        or pos + 4 + size > n
+    ):
+        return None
+    flen = buf[pos + 14 + rlen]
+    qlen = klen - KEY_INFRASTRUCTURE_SIZE - rlen - flen
+    if qlen < 0:
+        return None
+    return 4 + size, rlen, flen, qlen, vlen
+
+
 def _unpack_uniform(buf: bytes | memoryview, n: int, k: int, pos: int) -> tuple[tuple, int] | None:
     """The k cells at ``pos`` read by one unpack when they all have the first one's layout: (the unpacked
     fields, the bytes per cell); else None: the caller reads them one by one, with its checks.
@@ -141,21 +166,12 @@ def _unpack_uniform(buf: bytes | memoryview, n: int, k: int, pos: int) -> tuple[
     Why equal fields suffice: a cell whose size, key, value, row and family lengths are the first one's
     is laid out as the first one, so the next cell starts where the unpacker reads it, and so on.
     """
-    if pos + 14 > n:
+    first = uniform_layout(buf, n, pos)
+    if first is None or pos + k * first[0] > n:
         return None
-    size, klen, vlen, rlen = CELL_HEAD.unpack_from(buf, pos)
-    step = 4 + size
-    if (
-        size != 8 + klen + vlen  # tags (or stray bytes): one by one
-        or vlen < 0
-        or rlen > klen - KEY_INFRASTRUCTURE_SIZE
-        or pos + k * step > n
-    ):
-        return None
-    flen = buf[pos + 14 + rlen]
-    qlen = klen - KEY_INFRASTRUCTURE_SIZE - rlen - flen
-    if qlen < 0:
-        return None
+    step, rlen, flen, qlen, vlen = first
+    size = step - 4
+    klen = size - 8 - vlen
     layout = (rlen, flen, qlen, vlen, k)
     unpacker = _strides.get(layout)
     if unpacker is None:

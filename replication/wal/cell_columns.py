@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from replication.arrow_buffers import MAX_BINARY_BYTES, binary_column, fixed_width_array
-from replication.wal.cell_codec import CELL_HEAD, KEY_INFRASTRUCTURE_SIZE, decode_each
+from replication.wal.cell_codec import CellLayout, decode_each, uniform_layout
 from replication.wal.model import Cell
 
 CELL_COLUMNS_SCHEMA = pa.schema(
@@ -163,7 +163,7 @@ def decode_cell_columns(buf: bytes | memoryview, count: int, offset: int = 0) ->
             pending_starts.clear()
 
     while left:
-        layout = _uniform_layout(buf, n, pos)
+        layout = uniform_layout(buf, n, pos)
         run = 0
         if layout is not None:
             checked = min(left, (n - pos) // layout[0], window, MAX_BINARY_BYTES // layout[0])
@@ -192,25 +192,8 @@ def decode_cell_columns(buf: bytes | memoryview, count: int, offset: int = 0) ->
 MIN_COLUMN_RUN = 32
 MAX_COLUMN_RUN = 8192
 
-_Layout = tuple[int, int, int, int, int]  # bytes per cell; row, family, qualifier and value lengths
 
-
-def _uniform_layout(buf: bytes | memoryview, n: int, pos: int) -> _Layout | None:
-    """The layout of the well-formed, tagless cell at ``pos``; None when it has tags, is malformed or does
-    not fit in the buffer (the one-by-one read then says which)."""
-    if pos + 14 > n:
-        return None
-    size, klen, vlen, rlen = CELL_HEAD.unpack_from(buf, pos)
-    if size != 8 + klen + vlen or vlen < 0 or rlen > klen - KEY_INFRASTRUCTURE_SIZE or pos + 4 + size > n:
-        return None
-    flen = buf[pos + 14 + rlen]
-    qlen = klen - KEY_INFRASTRUCTURE_SIZE - rlen - flen
-    if qlen < 0:
-        return None
-    return 4 + size, rlen, flen, qlen, vlen
-
-
-def _uniform_prefix(block: np.ndarray, pos: int, count: int, layout: _Layout) -> int:
+def _uniform_prefix(block: np.ndarray, pos: int, count: int, layout: CellLayout) -> int:
     """How many of the ``count`` cells at ``pos`` (all within the block) have the first one's layout.
 
     Why equal fields suffice: a cell whose size, key, value, row and family lengths are the first one's
@@ -222,7 +205,7 @@ def _uniform_prefix(block: np.ndarray, pos: int, count: int, layout: _Layout) ->
     return count if same.all() else int(same.argmin())
 
 
-def _run_columns(block: np.ndarray, pos: int, count: int, layout: _Layout) -> CellColumns:
+def _run_columns(block: np.ndarray, pos: int, count: int, layout: CellLayout) -> CellColumns:
     """The ``count`` cells of one layout at ``pos`` as columns: each field cut out by one strided copy."""
     step, rlen, flen, qlen, vlen = layout
     cells = block[pos : pos + count * step].reshape(count, step)
