@@ -87,43 +87,23 @@ def decode_cells(
     value lengths, no tags: a table's fixed-width rows), by one struct unpack; else one by one.
     """
     cells: list[Cell] = []
-
-    def take_uniform(f: tuple) -> None:
-        cells.extend(map(Cell, f[4::11], f[6::11], f[7::11], f[8::11], f[9::11], f[10::11]))
-
-    return cells, _decode(buf, count, offset, spans, take_uniform, cells.extend)
-
-
-def _decode(
-    buf: bytes | memoryview,
-    count: int,
-    offset: int,
-    spans: list[tuple[int, int] | None] | None,
-    take_uniform: Callable[[tuple], None],
-    take_cells: Callable[[list[Cell]], None],
-) -> int:
-    """Read ``count`` cells from ``offset``, STRIDE_CELLS at a time: each stride of one layout as one
-    unpacked tuple to ``take_uniform`` (11 fields per cell: size, klen, vlen, rlen, row, flen, family,
-    qualifier, timestamp, type, value), any other as Cells to ``take_cells``; the offset after them."""
     n = len(buf)
     pos = offset
     left = count
     while left:
         k = min(STRIDE_CELLS, left)
         unpacked = _unpack_uniform(buf, n, k, pos) if k > 1 else None
-        if unpacked is not None:
-            fields, step = unpacked
-            take_uniform(fields)
+        if unpacked is not None:  # 11 fields per cell: size, klen, vlen, rlen, row, flen, family, qualifier, ...
+            f, step = unpacked
+            cells.extend(map(Cell, f[4::11], f[6::11], f[7::11], f[8::11], f[9::11], f[10::11]))
             end = pos + k * step
             if spans is not None:
                 spans.extend(zip(range(pos, end, step), range(pos + step, end + step, step), strict=True))
             pos = end
         else:
-            each: list[Cell] = []
-            pos = decode_each(buf, n, k, pos, each, spans)
-            take_cells(each)
+            pos = decode_each(buf, n, k, pos, cells, spans)
         left -= k
-    return pos
+    return cells, pos
 
 
 # Cells per strided unpack, and the unpackers by layout (row, family, qualifier, value lengths, cells).
@@ -131,7 +111,6 @@ def _decode(
 # and 1 KB values, microbench); the sink decodes every cell it receives (py-spy: a third of its time).
 STRIDE_CELLS = 64
 _strides: dict[tuple[int, int, int, int, int], struct.Struct] = {}
-_NO_TAGS = [b""] * STRIDE_CELLS
 
 
 # A cell's layout: bytes per cell (its int32 size field included); row, family, qualifier and value lengths.
