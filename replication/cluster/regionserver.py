@@ -424,7 +424,8 @@ class HRegionServer:
     # -- flush, roll, archive ---------------------------------------------------------------------
     def flush_region(self, region: HRegion) -> FlushResult:
         """Write the region's memstore to a table file; afterwards its edits no longer need the WAL."""
-        from replication.tables.table_files import memstore_to_arrow, write_arrow  # pyarrow: at the first flush
+        # pyarrow.parquet at the first flush (the sink imports pyarrow itself, at start)
+        from replication.tables.table_files import memstore_to_arrow, write_arrow
 
         assert self.wal is not None
         with region.flush_lock:
