@@ -78,8 +78,19 @@ def memstore_to_arrow(chunks: Iterable[tuple[list[Cell] | CellColumns, int]]) ->
     """``cells_to_arrow`` of a memstore's chunks (each WAL entry's cells, as Cells or as columns, with its
     sequence id)."""
     chunks = list(chunks)
-    parts = [chunk if isinstance(chunk, CellColumns) else CellColumns.from_cells(chunk) for chunk, _ in chunks]
-    sequences = np.repeat(np.array([seq for _, seq in chunks], np.int64), [len(part) for part in parts])
+    sequences = np.repeat(np.array([seq for _, seq in chunks], np.int64), [len(chunk) for chunk, _ in chunks])
+    parts: list[CellColumns] = []
+    pending: list[Cell] = []  # consecutive chunks of Cells become one part: a client's many small batches
+    for chunk, _ in chunks:
+        if isinstance(chunk, CellColumns):
+            if pending:
+                parts.append(CellColumns.from_cells(pending))
+                pending = []
+            parts.append(chunk)
+        else:
+            pending.extend(chunk)
+    if pending:
+        parts.append(CellColumns.from_cells(pending))
     return _columns_to_arrow(CellColumns.concat(parts), sequences)
 
 

@@ -8,10 +8,14 @@ import pytest
 from kazoo.client import KazooClient
 
 from replication.cluster.info import read_cluster_info
+from replication.cluster.region_routing import LATEST_TIMESTAMP
+from replication.cluster.service import COLUMNS_MIN_CELLS
+from replication.fs import LocalFileSystem
 from replication.processes import pid_alive
 from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
 from replication.tables.errors import UnknownFamily, UnknownTable
-from replication.wal.model import CellType
+from replication.tables.table_files import read_cells
+from replication.wal.model import Cell, CellType
 from replication.wal.names import ServerName, wal_dir
 from replication.zk.cluster_id import read_cluster_id
 from replication.zk.layout import ZNodePaths
@@ -80,6 +84,24 @@ def test_put_and_deletes_land_in_the_wal_with_scopes(embedded):
     for entry in entries:
         by_region.setdefault(entry.key.encoded_region_name, []).append(entry.key.log_sequence_number)
     assert all(seqs == sorted(seqs) and len(set(seqs)) == len(seqs) for seqs in by_region.values())
+
+
+@pytest.mark.parametrize("count", [COLUMNS_MIN_CELLS - 1, COLUMNS_MIN_CELLS])
+def test_a_client_batch_read_as_cells_or_as_columns_is_stored_whole(embedded, count):
+    """Below COLUMNS_MIN_CELLS a Mutate is read into Cells, from it on into columns: the same cells reach
+    the WAL and the table file either way, the server's clock filling in a LATEST_TIMESTAMP."""
+    TableRegistry(None, embedded.root).create(TableDescriptor.of("tb", "f"))
+    cells = [Cell(b"r%04d" % i, b"f", b"q", 1000 + i, int(CellType.PUT), b"v%03d" % i) for i in range(count - 1)]
+    cells.append(Cell(b"zz", b"f", b"q", LATEST_TIMESTAMP, int(CellType.PUT), b"now"))
+    server = embedded.servers[0]
+    with embedded.client() as client:
+        client.mutate_on(server, "tb", cells)
+        client.flush("tb")
+    (entry,) = wal_entries(embedded.root, server)
+    stored = [cell for cell, _ in read_cells(LocalFileSystem(), embedded.root, "tb")]
+    for got in (entry.cells, stored):
+        assert [(c.row, c.value, c.timestamp) for c in got[:-1]] == [(c.row, c.value, c.timestamp) for c in cells[:-1]]
+        assert got[-1].row == b"zz" and got[-1].timestamp > 1_600_000_000_000
 
 
 def test_alter_scope_applies_to_the_next_write(embedded):

@@ -127,10 +127,11 @@ def test_memstore_columns_are_in_the_order_pythons_sort_gives(chunks):
     assert got == [(c.row, c.family, c.qualifier, c.timestamp, c.type, c.value, s, c.tags) for c, s in expected]
     assert cells_to_arrow(pairs).equals(table)
     # the sink's chunks are columns (CellColumns), alone or mixed with a client's Cells: the same table
-    as_columns = [
-        (CellColumns.from_cells(cells) if i % 2 == 0 else cells, seq) for i, (cells, seq) in enumerate(chunks)
-    ]
-    assert memstore_to_arrow(as_columns).equals(table)
+    for every in (2, 3):  # 3: runs of consecutive Cell chunks, converted together
+        as_columns = [
+            (CellColumns.from_cells(cells) if i % every == 0 else cells, seq) for i, (cells, seq) in enumerate(chunks)
+        ]
+        assert memstore_to_arrow(as_columns).equals(table)
 
 
 def test_a_memstore_cell_of_a_type_that_is_not_stored_is_refused():
