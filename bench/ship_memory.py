@@ -2,7 +2,8 @@
 the WAL, and how many batch capacities does it hold.
 
 A source with one region server writes one WAL of each size (no roll in between); a subprocess runs
-``ship_queue`` for that queue (as a Spark Python worker would) and reports its RSS before shipping and
+``ship_queue`` for that queue (as a Spark Python worker would, with the worker's malloc settings:
+process_memory.keep_freed_memory) and reports its RSS before shipping and
 its RSS high-water mark while shipping (VmHWM, reset through /proc/self/clear_refs after the imports).
 The batch capacity is fixed at 4 MB for every WAL size.
 """
@@ -24,6 +25,8 @@ CAPACITY = 4 * MB
 
 _CHILD = r"""
 import json, sys, time
+from replication.process_memory import keep_freed_memory
+keep_freed_memory()  # as hbrep's Spark daemon sets it before it forks the Python workers (spark_daemon.py)
 from replication.source.manifest import Manifest, read_text, write_text, ShipResult
 from replication.source.replication_source import ship_queue
 import replication.cluster.sink_client, replication.wal.reader, replication.source.endpoint  # imports first
@@ -162,9 +165,15 @@ def run(quick: bool) -> dict:
             "its refill, and the request being built (cell block join, protobuf message, serialization: three "
             "copies of a batch), i.e. about 3 + 4 + 3 = 10 capacities of Python objects at 4 MB "
             "(a by-hand tracemalloc run on a 64 MB WAL: Python allocations peaked at 38 MB, ~9.5 capacities); "
-            "the rest is glibc's heap, which keeps freed 8 MB chunks mapped once its mmap threshold has risen "
-            "(MALLOC_MMAP_THRESHOLD_=131072 in the task's environment cut the growth by 14-23 MB on a 128 MB "
-            "WAL, by hand). Bounding it nearer one capacity would take a reader that decodes in place from "
+            "the rest is glibc's heap. The task runs with the Spark workers' malloc settings "
+            "(process_memory.keep_freed_memory: blocks under 32 MB come from the heap, and freed memory stays "
+            "in it), so the heap keeps the most the task held at once and reuses it for the next batches "
+            f"({growth(big) / growth(mid):.2f}x the growth from {mid} to {big} MB). With glibc's defaults "
+            "(before the workers set it), this bench measured a growth of 60 MB for the 64 MB WAL and 71 MB "
+            "for the 256 MB one (bench/results/ship_memory.json at 33c0baa, code of 74d18ea); by hand, "
+            "MALLOC_MMAP_THRESHOLD_=131072 had cut the growth by 14-23 MB on a 128 MB WAL, at the price of a "
+            "fresh mmap and its page faults for every batch-sized block, which the workers now avoid "
+            "(process_memory.py). Bounding it nearer one capacity would take a reader that decodes in place from "
             "one reused buffer and a request serialized straight from the batch, which hbrep does not have; "
             "what the data supports is only that the growth levels off as the WAL grows (one capacity "
             "measured). Passes "
