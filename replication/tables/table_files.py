@@ -11,6 +11,7 @@ file or none. Files written before tags were kept (no ``tags`` column) are read 
 from __future__ import annotations
 
 import io
+import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -80,17 +81,12 @@ def memstore_to_arrow(chunks: Iterable[tuple[list[Cell] | CellColumns, int]]) ->
     chunks = list(chunks)
     sequences = np.repeat(np.array([seq for _, seq in chunks], np.int64), [len(chunk) for chunk, _ in chunks])
     parts: list[CellColumns] = []
-    pending: list[Cell] = []  # consecutive chunks of Cells become one part: a client's many small batches
-    for chunk, _ in chunks:
-        if isinstance(chunk, CellColumns):
-            if pending:
-                parts.append(CellColumns.from_cells(pending))
-                pending = []
-            parts.append(chunk)
+    # consecutive chunks of Cells (a client's many small batches) become one part
+    for as_columns, run in itertools.groupby((chunk for chunk, _ in chunks), key=lambda c: isinstance(c, CellColumns)):
+        if as_columns:
+            parts.extend(run)
         else:
-            pending.extend(chunk)
-    if pending:
-        parts.append(CellColumns.from_cells(pending))
+            parts.append(CellColumns.from_cells(list(itertools.chain.from_iterable(run))))
     return _columns_to_arrow(CellColumns.concat(parts), sequences)
 
 
