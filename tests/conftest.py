@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from shared_fixtures import hlog_fixtures_dir
 
 VENV_BIN = str(Path(sys.executable).parent)
 os.environ["PATH"] = VENV_BIN + os.pathsep + os.environ.get("PATH", "")
@@ -33,7 +34,6 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 
 REPO = Path(__file__).resolve().parent.parent
-FIXTURES = REPO.parent / "shared" / "fixtures"
 
 
 @pytest.fixture(scope="session")
@@ -43,11 +43,11 @@ def repo_root() -> Path:
 
 @pytest.fixture(scope="session")
 def hlog_fixtures() -> Path:
-    """The real 0.94 HLog files HBase wrote (shared/fixtures/hbase-0.94-hlogs)."""
-    path = FIXTURES / "hbase-0.94-hlogs"
-    if not path.is_dir():
-        pytest.fail(f"shared fixtures missing: {path}")
-    return path
+    """The real 0.94 HLog files HBase wrote (shared/fixtures/hbase-0.94-hlogs; shared_fixtures.py finds it)."""
+    try:
+        return hlog_fixtures_dir()
+    except FileNotFoundError as exc:
+        pytest.fail(f"shared fixtures missing: {exc}")
 
 
 @pytest.fixture(scope="session")

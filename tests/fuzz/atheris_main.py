@@ -14,6 +14,7 @@ from pathlib import Path
 import atheris
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[1]))  # tests/: shared_fixtures
 with atheris.instrument_imports(include=["replication"]):
     from targets import TARGETS
 

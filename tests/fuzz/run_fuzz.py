@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(1, str(Path(__file__).resolve().parents[1]))  # tests/: shared_fixtures, which targets imports
 from targets import TARGETS, seeds
 
 HERE = Path(__file__).resolve().parent

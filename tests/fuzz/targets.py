@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from google.protobuf.message import DecodeError
+from shared_fixtures import hlog_fixtures_dir
 
 from replication.cluster.hbase_rpc.framing import FrameError
 from replication.cluster.hbase_rpc.framing import decode_request as decode_rpc_request
@@ -32,8 +33,6 @@ from replication.zk import codec, journal
 from replication.zk.peer_storage import ReplicationPeerConfig
 
 REPO = Path(__file__).resolve().parents[2]
-# ../shared/fixtures next to the checkout (as tests/conftest.py), or next to the worktrees' folder.
-_FIXTURE_DIRS = [REPO.parent / "shared" / "fixtures", REPO.parents[1] / "shared" / "fixtures"]
 _SCRATCH = Path(tempfile.mkdtemp(prefix="hbrep-fuzz-"))
 
 
@@ -135,9 +134,7 @@ def _entries() -> list[Entry]:
 def seeds(target: str) -> list[bytes]:
     """The corpus a target starts from: real files where hbrep reads real files."""
     if target == "wal_file":
-        hlogs = next((d / "hbase-0.94-hlogs" for d in _FIXTURE_DIRS if (d / "hbase-0.94-hlogs").is_dir()), None)
-        if hlogs is None:
-            raise FileNotFoundError(f"the HBase 0.94 HLog fixtures are in none of {[str(d) for d in _FIXTURE_DIRS]}")
+        hlogs = hlog_fixtures_dir()
         found = [p.read_bytes() for p in sorted(hlogs.rglob("*")) if p.is_file()]  # written by HBase 0.94
         assert len(found) >= 8, hlogs
         for writer in ("ProtobufLogWriter", "AsyncProtobufLogWriter"):
