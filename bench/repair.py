@@ -50,10 +50,10 @@ def _drift(spark, root: str, cells: int) -> int:
 
 def run(quick: bool) -> dict:
     """Generate two tables, drift 0.1% of the peer's rows, then time plan_repair and verify_tables."""
+    from replication.checks.verify import CONTENT_DIFFERENT_ROWS, VerifyOptions, verify_tables
+    from replication.operations.sync_table import ROWSWITHDIFFS, SyncOptions, plan_repair
     from replication.spark import spark_session
-    from replication.sync_table import ROWSWITHDIFFS, SyncOptions, plan_repair
     from replication.tables.spark_views import read_cells
-    from replication.verify import CONTENT_DIFFERENT_ROWS, VerifyOptions, verify_tables
 
     cells = 100_000 if quick else 10_000_000
     spark = spark_session("hbrep-bench-repair", master="local[2]")

@@ -63,7 +63,7 @@ def _write_path(pair, files: list[Path]) -> int:
 def run(quick: bool) -> dict:
     """Generate the table on A, seed B with it, then write the same cells through B's client path."""
     from replication.jobs.launch import runner_for
-    from replication.seed import catch_up, copy_chunk, start_seed, verify_seed, wait_for_peer
+    from replication.operations.seed import catch_up, copy_chunk, start_seed, verify_seed, wait_for_peer
     from replication.source.cycle import run_cycle
     from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
     from replication.zk.client import connected

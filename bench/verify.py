@@ -45,9 +45,9 @@ def _generate(spark, root: str, cells: int, table: str = "bench") -> None:
 
 def run(quick: bool) -> dict:
     """Generate two identical tables, then time verify_tables and a count of both tables."""
+    from replication.checks.verify import GOODROWS, VerifyOptions, verify_tables
     from replication.spark import spark_session
     from replication.tables.spark_views import read_cells
-    from replication.verify import GOODROWS, VerifyOptions, verify_tables
 
     cells = 100_000 if quick else 10_000_000
     spark = spark_session("hbrep-bench-verify", master="local[2]")

@@ -6,7 +6,7 @@ of those tables and cuts them into row-range chunks (between real HBase clusters
 by HBase's snapshot and ExportSnapshot into ``peer_rootdir``); ``copy`` is mapped, one task per chunk (the run's
 progress: a failed or killed chunk is retried, a run triggered again copies only the chunks left);
 ``catch_up`` ships what the peer skipped meanwhile and resumes its shipping; ``verify`` runs
-VerifyReplication of each table. See replication/seed.py.
+VerifyReplication of each table. See replication/operations/seed.py.
 """
 
 from __future__ import annotations

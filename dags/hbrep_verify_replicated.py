@@ -3,7 +3,7 @@
 Scheduled on the peers' assets (``hbrep://<cluster>/peer/<id>``, through the ``hbrep-peers`` alias the
 ship DAG's commit and window tasks emit to) instead of a clock: each asset event says, per table, the
 interval that the commit made replicated (``tables_before`` → ``tables``, from
-``replication/replicated_through.py``), and this run checks those intervals, no more. Paused at creation:
+``replication/monitoring/replicated_through.py``), and this run checks those intervals, no more. Paused at creation:
 turn it on where verifying after every ship run is wanted (``hbrep_verify`` stays the daily check).
 """
 

@@ -1,7 +1,7 @@
 """hbrep_wait_for_peer: triggered by hand (or by a cut-over DAG) with ``{"peer": "1"}``; succeeds once
 everything written to the source before the run started is on that peer.
 
-``take`` records a consistency token (``replication.consistency``; ``tables``, comma-separated, limits it
+``take`` records a consistency token (``replication.operations.consistency``; ``tables``, comma-separated, limits it
 to those tables), ``wait`` defers to the triggerer until every recorded position is shipped. No schedule: a run answers
 "is the peer caught up with now?" for the moment it was triggered.
 """

@@ -34,7 +34,7 @@ from kazoo.exceptions import NodeExistsError, NoNodeError
 
 from replication.cluster.source_cluster import SourceCluster, open_source
 from replication.config import Config, replication_disabled_reason
-from replication.metrics import MetricsStore
+from replication.monitoring.metrics import MetricsStore
 from replication.wal.names import ServerName
 from replication.zk.claim import ClaimError, claim_queues
 from replication.zk.cluster_key import ClusterKey

@@ -9,11 +9,11 @@ import uuid
 import pytest
 from support import add_peer, create_table
 
+from replication.checks.verify import VerifyOptions, verify_tables
 from replication.fs import get_filesystem
 from replication.jobs.launch import runner_for
 from replication.source.cycle import run_cycle
 from replication.tables.table_files import read_cells
-from replication.verify import VerifyOptions, verify_tables
 from replication.wal.model import Cell, CellType
 from replication.zk.client import connected
 

@@ -28,7 +28,7 @@ async def lag_deadline_missed(
     """
     # Imported here, not at the top: AsyncCallback imports this module when the DAG file is parsed, and
     # DAG parsing must not load the library (kazoo, Spark).
-    from replication.alerts import lag_alert
+    from replication.monitoring.alerts import lag_alert
 
     # The scheduler hands the triggerer the run as the REST API shows it (DAGRunResponse: ``dag_run_id``).
     dag_run = (context or {}).get("dag_run") or {}

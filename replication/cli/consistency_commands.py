@@ -1,4 +1,4 @@
-"""``hbrep consistency_token PEER`` and ``hbrep check_consistency TOKEN`` (replication/consistency.py).
+"""``hbrep consistency_token PEER`` and ``hbrep check_consistency TOKEN`` (replication/operations/consistency.py).
 
 ``check_consistency`` exits 0 when everything the token recorded is shipped, 1 while something is
 pending, and 2 with one error line for a malformed, unknown or expired token (or any other failure,
@@ -41,7 +41,7 @@ def _split_tables(value: str | None) -> list[str]:
 @pass_context
 def consistency_token(ctx: CliContext, peer: str, tables: str | None, as_json: bool) -> None:
     """Record where every queue of PEER stands now; print a token for check_consistency."""
-    from replication.consistency import take_token
+    from replication.operations.consistency import take_token
 
     table_list = _split_tables(tables)
     with _zk(ctx) as zk:
@@ -59,7 +59,7 @@ def consistency_token(ctx: CliContext, peer: str, tables: str | None, as_json: b
 @pass_context
 def check_consistency(ctx: CliContext, token: str, wait_s: float, as_json: bool) -> None:
     """Exit 0 once everything written before TOKEN was taken is on its peer, 1 while not yet."""
-    from replication.consistency import parse_token, wait_for_token
+    from replication.operations.consistency import parse_token, wait_for_token
 
     try:
         parse_token(token)  # a malformed token is an error before any connection

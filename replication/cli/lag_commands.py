@@ -1,7 +1,8 @@
 """``hbrep set_lag_target PEER [TABLE] MS`` and ``hbrep replicated_through PEER``: per-table lag of a peer.
 
 The lag of a table is now − the write time before which all its edits are on the peer
-(replication/replicated_through.py); a target is kept in hbrep's znodes (replication/lag_targets.py) and
+(replication/monitoring/replicated_through.py); a target is kept in hbrep's znodes
+(replication/monitoring/lag_targets.py) and
 checked by the ship DAG's lag check, ``hbrep status replication`` and the Replication view.
 """
 
@@ -32,7 +33,7 @@ def _paths(ctx: CliContext):
 def set_lag_target(ctx: CliContext, peer: str, args: tuple[str, ...], as_json: bool) -> None:
     """The most a peer (or one of its tables) may lag, in ms (0 clears it); missed targets fail the ship
     DAG's lag check, raise an alert and show in status and the Replication view."""
-    from replication.lag_targets import set_lag_target as store
+    from replication.monitoring.lag_targets import set_lag_target as store
     from replication.zk.peer_storage import PeerNotFound, ReplicationPeerStorage
 
     if len(args) > 2:
@@ -61,7 +62,7 @@ def replicated_through(ctx: CliContext, peer: str, as_json: bool) -> None:
     """The write time before which every edit of PEER's tables is on the peer, per table, and the lag."""
     import time
 
-    from replication.replicated_through import replicated_through as compute
+    from replication.monitoring.replicated_through import replicated_through as compute
     from replication.zk.peer_storage import PeerNotFound, ReplicationPeerStorage
 
     with _zk(ctx) as zk:

@@ -27,8 +27,8 @@ def serve(ctx: CliContext, port: int, host: str) -> None:
     hbrep_source_ageOfLastShippedOp, hbrep_peer_replicationLag, ...); hbrep_status_up is 0 while the
     cluster's ZooKeeper cannot be read, and 1 again once it is back. SIGINT or SIGTERM stops it.
     """
-    from replication.metrics_http import serve_status_metrics
-    from replication.status import replication_status
+    from replication.monitoring.metrics_http import serve_status_metrics
+    from replication.monitoring.status import replication_status
     from replication.zk.client import connected, require_connected, zk_options
 
     stopped = threading.Event()

@@ -181,7 +181,7 @@ REPLICATION_TYPES = {1: "GLOBAL", 2: "SERIAL"}
 @pass_context
 def list_replicated_tables(ctx: CliContext, regex: str | None, as_json: bool) -> None:
     """Families whose REPLICATION_SCOPE is not 0, as the HBase shell lists them (optionally matching REGEX)."""
-    from replication.table_replication import replicated_families
+    from replication.operations.table_replication import replicated_families
 
     pattern = re.compile(regex) if regex else None
     with zk_session(ctx) as (zk, paths):
@@ -201,7 +201,7 @@ def list_replicated_tables(ctx: CliContext, regex: str | None, as_json: bool) ->
 def enable_table_replication(ctx: CliContext, table: str) -> None:
     """Set REPLICATION_SCOPE 1 on every family of TABLE, first creating TABLE on each peer that lacks it
     (with this table's descriptor); refused when a peer's TABLE has other families, as HBase does."""
-    from replication.table_replication import enable_table_replication as enable
+    from replication.operations.table_replication import enable_table_replication as enable
 
     with zk_session(ctx) as (zk, paths):
         created = enable(zk, paths, ctx.conf, table)
@@ -215,7 +215,7 @@ def enable_table_replication(ctx: CliContext, table: str) -> None:
 @pass_context
 def disable_table_replication(ctx: CliContext, table: str) -> None:
     """Set REPLICATION_SCOPE 0 on every family of TABLE (its later edits stay on this cluster)."""
-    from replication.table_replication import set_table_scope
+    from replication.operations.table_replication import set_table_scope
 
     with zk_session(ctx) as (zk, paths):
         set_table_scope(zk, paths, table, 0)

@@ -1,4 +1,4 @@
-"""``hbrep repair PEER TABLE``: HashTable/SyncTable in one command (replication/repair.py).
+"""``hbrep repair PEER TABLE``: HashTable/SyncTable in one command (replication/operations/repair.py).
 
 Exit 0 when the peer's copy matches the source afterwards (or, with ``--dry-run``, after printing the
 plan), 2 when cells still differ after the repair (the last line says why), 1 with one error line for
@@ -49,10 +49,10 @@ def repair(
 ) -> None:
     """Make PEER's copy of TABLE the source's: find differing rows by hash buckets, write the source's cells
     (keeping the source's cluster id, so they never loop back), then compare again."""
-    from replication.repair import prepare_repair, run_repair
+    from replication.checks.verify import split_list
+    from replication.operations.repair import prepare_repair, run_repair
+    from replication.operations.sync_table import SyncOptions
     from replication.spark import spark_session
-    from replication.sync_table import SyncOptions
-    from replication.verify import split_list
     from replication.zk.client import connected, zk_options
 
     options = SyncOptions(

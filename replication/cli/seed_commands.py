@@ -1,4 +1,4 @@
-"""``hbrep seed_peer PEER TABLE...``: bring a peer in with tables that already have history (replication/seed.py).
+"""``hbrep seed_peer PEER TABLE...``: bring a peer in with tables that already have history (operations/seed.py).
 
 Exit 0 once the tables are copied, the peer's shipping of them has resumed from where the seed began, and
 VerifyReplication of each reports BADROWS=0; 1 with one error line otherwise. A seed that stopped half way
@@ -39,8 +39,8 @@ def seed_peer(
 
     From a real HBase source (PEER a shadow peer to a real HBase cluster) each table is copied with HBase's
     own snapshot, ExportSnapshot (into --peer-rootdir) and clone/restore on the peer."""
-    from replication.seed import check_seed_request
-    from replication.seed import seed_peer as run_seed
+    from replication.operations.seed import check_seed_request
+    from replication.operations.seed import seed_peer as run_seed
     from replication.spark import spark_session
     from replication.zk.client import connected, zk_options
 

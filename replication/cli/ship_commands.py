@@ -81,7 +81,7 @@ def status() -> None:
 @pass_context
 def status_replication(ctx: CliContext, as_json: bool, prometheus: bool) -> None:
     """Per peer and queue: sizeOfLogQueue, ageOfLastShippedOp, replication lag, stuck queues."""
-    from replication.status import replication_status, to_prometheus
+    from replication.monitoring.status import replication_status, to_prometheus
 
     with _zk(ctx) as zk:
         state = replication_status(zk, ctx.cluster, ctx.conf)

@@ -11,7 +11,7 @@ from replication.tables.semantics import LATEST_TIMESTAMP
 
 
 def _target(ctx: CliContext, peer: str):
-    from replication.verify import resolve_target
+    from replication.checks.verify import resolve_target
     from replication.zk.client import connected, zk_options
 
     with connected(ctx.cluster, **zk_options(ctx.conf)) as zk:
@@ -56,7 +56,7 @@ def verify(
     as_json: bool,
 ) -> None:
     """VerifyReplication: compare TABLE with its copy on PEER (a peer id or a cluster key), row by row."""
-    from replication.verify import VerifyOptions, split_list
+    from replication.checks.verify import VerifyOptions, split_list
 
     options = VerifyOptions(
         start_time=starttime,
@@ -72,13 +72,13 @@ def verify(
         compare_tags=compare_tags,
     )
     target = _target(ctx, peer)
-    from replication.verify import flush_both_sides
+    from replication.checks.verify import flush_both_sides
 
     flush_both_sides(target, table, ctx.conf, peer_table)
     master = ctx.conf.get_str("hbrep.spark.master")
     if in_process:
+        from replication.checks.verify import verify_tables
         from replication.spark import spark_session
-        from replication.verify import verify_tables
 
         spark = spark_session("hbrep-verify", master=master)
         result = verify_tables(spark, target.source_root, target.peer_root, table, options)
@@ -129,7 +129,7 @@ def quality(
     as_json: bool,
 ) -> None:
     """Great Expectations checks of TABLE on PEER; prints the verdicts and where the Data Docs are."""
-    from replication.quality import load_rules, run_quality
+    from replication.checks.quality import load_rules, run_quality
     from replication.spark import spark_session
 
     rules = load_rules(rules_file)

@@ -33,9 +33,9 @@ from replication.devstack.airflow_stack import AirflowStandalone, airflow_enviro
 from replication.devstack.spark_connect import SparkConnectServer
 from replication.devstack.zookeeper import ZooKeeperServer
 from replication.fs import get_filesystem
-from replication.metrics import MetricsStore
+from replication.monitoring.metrics import MetricsStore
+from replication.monitoring.status import replication_status
 from replication.net import free_port
-from replication.status import replication_status
 from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
 from replication.wal.model import Cell, CellType
 from replication.zk.client import connected

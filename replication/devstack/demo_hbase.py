@@ -31,8 +31,8 @@ from replication.devstack.demo import run_dag, run_demo, say, start_services
 from replication.devstack.hbase import RealHBase
 from replication.devstack.shadow_peers import add_shadow_peer
 from replication.fs import get_filesystem
-from replication.metrics import MetricsStore
-from replication.status import replication_status
+from replication.monitoring.metrics import MetricsStore
+from replication.monitoring.status import replication_status
 from replication.zk.client import connected
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths

@@ -1,1 +1,1 @@
-"""Spark entry points (thin: they call replication.source and replication.verify)."""
+"""Spark entry points (thin: they call replication.source and replication.checks.verify)."""

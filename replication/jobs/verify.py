@@ -5,7 +5,7 @@ Run by ``spark-submit`` (``--py-files`` carries the ``replication`` package)::
     spark-submit --master local[2] --py-files hbrep.zip replication/jobs/verify.py \\
         --source-root R1 --peer-root R2 --table T [--options JSON] [--result FILE]
 
-or in-process with :func:`replication.verify.verify_tables`. The job needs nothing but its arguments:
+or in-process with :func:`replication.checks.verify.verify_tables`. The job needs nothing but its arguments:
 both roots, the table and the options (``VerifyOptions.as_dict()`` as JSON). It prints one
 ``NAME=value`` line per counter and writes the VerifyResult as JSON to ``--result`` when given.
 :func:`submit_verify` runs it through spark-submit and reads the result back.
@@ -20,8 +20,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from replication.checks.verify import VerifyOptions, VerifyResult, verify_tables
 from replication.jobs.submit import spark_submit
-from replication.verify import VerifyOptions, VerifyResult, verify_tables
 
 SCRIPT = Path(__file__).resolve()
 

@@ -22,9 +22,8 @@ from kazoo.client import KazooClient
 
 from replication.cluster.source_cluster import open_source
 from replication.config import Config, replication_disabled_reason
-from replication.metrics import MetricsStore
+from replication.monitoring.metrics import MetricsStore
 from replication.secrets import SecretLookup
-from replication.source import lease
 from replication.source.commit import QueueCommit, commit
 from replication.source.job_runner import ShipJobRunner
 from replication.source.manifest import (
@@ -37,6 +36,7 @@ from replication.source.manifest import (
     write_text,
 )
 from replication.source.snapshot import build_manifest
+from replication.zk import lease
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import ReplicationPeerStorage

@@ -13,7 +13,8 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from replication.wal.cell_codec import first_cell_column, iter_cell_spans
+from replication.wal.cell_codec import iter_cell_spans
+from replication.wal.markers import METAFAMILY, is_replication_marker
 from replication.wal.model import WALKey
 
 SCOPE_GLOBAL = 1
@@ -22,21 +23,6 @@ SYSTEM_TABLES_REPLICATED = frozenset({"hbase:acl", "hbase:labels"})
 # 0.94's catalog tables (spec §10): its replication skipped them by name as 2.x skips hbase:meta; a
 # 0.94 HLog read through the legacy reader names them so
 LEGACY_CATALOG_TABLES = frozenset({"-ROOT-", ".META."})
-METAFAMILY = b"METAFAMILY"
-# WALEdit.REPLICATION_MARKER: HBase's ReplicationMarkerChore writes one-cell edits (METAFAMILY, this
-# qualifier, empty value) on a schedule (hbase.regionserver.replication.marker.*); never data
-REPLICATION_MARKER = b"HBASE::REPLICATION_MARKER"
-
-
-def is_replication_marker(cell_count: int, cell_bytes: bytes | memoryview) -> bool:
-    """True for HBase's replication marker edit (WALEdit.isReplicationMarkerEdit: one cell, METAFAMILY,
-    qualifier ``HBASE::REPLICATION_MARKER``)."""
-    if cell_count != 1:
-        return False
-    try:
-        return first_cell_column(cell_bytes) == (METAFAMILY, REPLICATION_MARKER)
-    except Exception:
-        return False
 
 
 _U16 = struct.Struct(">H")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections import Counter
 
-from replication.metrics import COUNTERS
+from replication.monitoring.metrics import COUNTERS
 
 
 class SourceMetrics:

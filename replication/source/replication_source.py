@@ -96,7 +96,7 @@ def peer_token(peer: PeerTask, conf: Config) -> str:
 
 def shipped_tables(peer: PeerTask, peer_conf: ReplicationPeerConfig) -> Callable[[str, str | None], bool]:
     """The peer's table-cfs test, less the tables a seed is copying now (``paused_tables``: their edits
-    are tracked by the seed's helper peer and shipped when the copy is done, replication/seed.py)."""
+    are tracked by the seed's helper peer and shipped when the copy is done, replication/operations/seed.py)."""
     paused = {table_name_str(t.encode()) for t in peer.config.get("paused_tables") or ()}
     if not paused:
         return peer_conf.need_to_replicate

@@ -26,8 +26,8 @@ from replication.secrets import SecretLookup, resolve_peer_secrets
 from replication.source.manifest import Manifest, PeerTask, QueueTask, WalTask
 from replication.source.peer_protocol import HBREP, UnknownPeerProtocol, configured_protocol, detect_protocol
 from replication.source.serial_replication import SerialReplicationChecker
-from replication.source.wal_locator import WalLocator
 from replication.tls import zk_client_tls
+from replication.wal.locator import WalLocator
 from replication.wal.names import wal_group_id, wal_start_timestamp
 from replication.zk.client import connected
 from replication.zk.cluster_id import read_cluster_id

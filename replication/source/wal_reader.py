@@ -22,13 +22,13 @@ from typing import Any
 from replication.config import Config
 from replication.errors import HbrepError
 from replication.fs import FileSystem
-from replication.fs_types import FileSystemError
+from replication.fs.types import FileSystemError
 from replication.source.filters import EntryFilter, ShipEntry
 from replication.source.manifest import QueueTask, WalTask
 from replication.source.metrics import SourceMetrics
 from replication.source.serial_replication import SerialReplicationChecker
 from replication.wal.errors import WALNotFound
-from replication.wal.names import find_wal, wal_group_id, wal_start_timestamp
+from replication.wal.names import find_wal, order_wals
 from replication.wal.reader import open_wal
 
 LOG = logging.getLogger(__name__)
@@ -59,14 +59,6 @@ class WALEntryBatch:
     @property
     def is_empty(self) -> bool:
         return not self.entries
-
-
-def order_wals(wals: list[WalTask]) -> list[list[WalTask]]:
-    """The queue's WALs grouped by WAL group, each group ordered by start timestamp (then name)."""
-    groups: dict[str, list[WalTask]] = {}
-    for wal in wals:
-        groups.setdefault(wal_group_id(wal.name), []).append(wal)
-    return [sorted(group, key=lambda w: (wal_start_timestamp(w.name), w.name)) for _, group in sorted(groups.items())]
 
 
 class ReplicationSourceWALReader:

@@ -13,7 +13,7 @@ import re
 
 from google.protobuf.message import DecodeError
 
-from replication.fs_types import FileSystem
+from replication.fs.types import FileSystem
 from replication.proto import HBase_pb2
 from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor
 from replication.tables.errors import TableError

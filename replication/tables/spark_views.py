@@ -59,7 +59,7 @@ def _spark_path(root: str, path: str) -> str:
     parsed = urlparse(root)
     if parsed.scheme in ("", "file"):
         return path
-    # hbrep reads hdfs://nn:PORT as WebHDFS on the NameNode's HTTP port (fs_webhdfs); Spark's Hadoop
+    # hbrep reads hdfs://nn:PORT as WebHDFS on the NameNode's HTTP port (fs/webhdfs.py); Spark's Hadoop
     # client would speak RPC to that port, so it is given the same port as webhdfs://
     scheme = "webhdfs" if parsed.scheme == "hdfs" else parsed.scheme
     return f"{scheme}://{parsed.netloc.rsplit('@', 1)[-1]}{path}"

@@ -13,6 +13,7 @@ import posixpath
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
 from urllib.parse import quote_plus, unquote_plus
 
 from replication.fs import FileSystem
@@ -143,3 +144,19 @@ def find_wal(fs: FileSystem, root: str, name: str, servers: Iterable[ServerName 
         if fs.exists(path):
             return path
     return None
+
+
+class _HasName(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+NamedWal = TypeVar("NamedWal", bound=_HasName)
+
+
+def order_wals(wals: Iterable[NamedWal]) -> list[list[NamedWal]]:
+    """The queue's WALs grouped by WAL group, each group ordered by start timestamp (then name)."""
+    groups: dict[str, list[NamedWal]] = {}
+    for wal in wals:
+        groups.setdefault(wal_group_id(wal.name), []).append(wal)
+    return [sorted(group, key=lambda w: (wal_start_timestamp(w.name), w.name)) for _, group in sorted(groups.items())]

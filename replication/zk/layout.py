@@ -19,8 +19,8 @@ CVERSION_PREFIX = "cversion_"  # transient child of the queues root, bumps its c
 # hbrep's own znodes (HBase has none of these)
 CLUSTER_INFO = "hbrep-cluster"  # under the parent: the cluster's name, root and parent (cluster/info.py)
 HBREP_ROOT = "hbrep"  # under the parent, unless hbrep.zookeeper.znode.root names another place
-LEASES = "leases"  # under hbrep's root: one ship lease per peer (source/lease.py)
-LEASE_WAITERS = "lease-waiters"  # under hbrep's root: runs waiting for a peer's lease (source/lease.py)
+LEASES = "leases"  # under hbrep's root: one ship lease per peer (zk/lease.py)
+LEASE_WAITERS = "lease-waiters"  # under hbrep's root: runs waiting for a peer's lease (zk/lease.py)
 DEAD_SERVERS = "dead"  # under hbrep's root: when each dead server was first seen (failover.py)
 JOURNAL = "journal"  # under hbrep's root: the queue change journal (zk/journal.py)
 CONSISTENCY_TOKENS = "consistency"  # under hbrep's root: one record per consistency token (consistency.py)

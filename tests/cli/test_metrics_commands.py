@@ -17,8 +17,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from support import add_peer, create_table
 
 from replication.cluster.embedded import start_cluster
+from replication.monitoring.status import replication_status
 from replication.net import free_port
-from replication.status import replication_status
 from replication.wal.model import Cell, CellType
 from replication.zk.client import connected
 

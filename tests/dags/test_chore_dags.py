@@ -90,8 +90,8 @@ def test_ship_run_fails_loudly_when_lag_passes_the_alert_threshold(airflow_db, r
 def test_a_table_over_its_lag_target_fails_the_lag_check_and_records_an_alert(
     airflow_db, replication_pair, monkeypatch
 ):
-    from replication.lag_targets import set_lag_target
-    from replication.status import replication_status
+    from replication.monitoring.lag_targets import set_lag_target
+    from replication.monitoring.status import replication_status
 
     pair = replication_pair
     monkeypatch.setenv(*FAST_RETRIES)

@@ -39,7 +39,7 @@ def test_verify_dag_run_with_params(airflow_db, replication_pair, spark):
     from replication.config import Config
     from replication.fs import get_filesystem
     from replication.jobs.launch import runner_for
-    from replication.metrics import MetricsStore
+    from replication.monitoring.metrics import MetricsStore
     from replication.source.cycle import run_cycle
     from replication.wal.model import Cell, CellType
     from replication.zk.client import connected

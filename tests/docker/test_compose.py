@@ -19,7 +19,7 @@ import yaml
 from replication.cli import cli
 from replication.config import DEFAULTS, Config, read_site_xml
 from replication.fs import get_filesystem
-from replication.fs_webhdfs import WebHdfsFileSystem
+from replication.fs.webhdfs import WebHdfsFileSystem
 from replication.zk.cluster_key import ClusterKey
 
 REPO = Path(__file__).resolve().parents[2]

@@ -2,7 +2,7 @@
 
 ``backend`` runs each contract test against:
 - ``local``: :class:`replication.fs.LocalFileSystem` on a temp dir;
-- ``webhdfs-real``: :class:`replication.fs_webhdfs.WebHdfsFileSystem` against a real HDFS: the
+- ``webhdfs-real``: :class:`replication.fs.webhdfs.WebHdfsFileSystem` against a real HDFS: the
   session's ``hdfs_cluster`` (Hadoop's own NameNode and DataNode on loopback), or the HDFS named by
   ``HBREP_TEST_WEBHDFS_URL`` when set (e.g. ``webhdfs://namenode:9870/tmp/hbrep-tests?user=hdfs``).
   A fresh directory under its path is used and removed afterwards.
@@ -25,7 +25,7 @@ from urllib.parse import parse_qs, unquote, urlparse
 import pytest
 
 from replication.fs import FileSystem, LocalFileSystem, get_filesystem
-from replication.fs_webhdfs import WebHdfsFileSystem
+from replication.fs.webhdfs import WebHdfsFileSystem
 
 REAL_URL_ENV = "HBREP_TEST_WEBHDFS_URL"
 

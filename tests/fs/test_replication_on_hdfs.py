@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 from support import add_peer, create_table, cycle, queue_snapshot, table_state
 
+from replication.checks.peer_checks import check_replicated_table, verify_replication
 from replication.cleaner import clean_once, old_wal_files
 from replication.config import Config
 from replication.fs import FileSystemError, get_filesystem
 from replication.jobs.launch import runner_for
-from replication.peer_checks import check_replicated_table, verify_replication
 from replication.source.cycle import commit_step, ship_step, snapshot_step
 from replication.wal.model import Cell, CellType
 from replication.wal.names import old_wal_dir

@@ -13,7 +13,7 @@ import pytest
 from conftest import HttpLog
 
 from replication.fs import FileSystemError, get_filesystem
-from replication.fs_webhdfs import WebHdfsFileSystem, webhdfs_urls
+from replication.fs.webhdfs import WebHdfsFileSystem, webhdfs_urls
 from replication.net import free_port
 
 

@@ -65,8 +65,8 @@ def _state(spark, cluster, table: str) -> list[tuple]:
 
 
 def test_ship_and_verify_jobs_under_local_cluster(clusters, spark, tmp_path):
+    from replication.checks.verify import VerifyOptions
     from replication.jobs.verify import submit_verify
-    from replication.verify import VerifyOptions
 
     source, peer, source_key, peer_key, conf = clusters
     apps_before = _worker_apps()

@@ -8,6 +8,7 @@ import json
 import pytest
 from kazoo.client import KazooClient
 
+from replication.checks.verify import resolve_target
 from replication.cli import main
 from replication.cluster.info import ClusterInfo, write_cluster_info
 from replication.config import Config
@@ -15,7 +16,6 @@ from replication.fs import LocalFileSystem
 from replication.tables.descriptors import ColumnFamilyDescriptor as CF
 from replication.tables.descriptors import TableDescriptor, TableRegistry
 from replication.tables.table_files import write_cells
-from replication.verify import resolve_target
 from replication.wal.model import Cell
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths

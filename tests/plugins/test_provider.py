@@ -66,7 +66,7 @@ def test_zookeeper_hook_json_form_and_missing_quorum(monkeypatch):
 
 
 def test_lag_violations_only_count_enabled_peers_over_the_threshold():
-    from replication.status import lag_violations
+    from replication.monitoring.status import lag_violations
 
     status = {
         "peers": {"1": {"state": "ENABLED"}, "2": {"state": "DISABLED"}},

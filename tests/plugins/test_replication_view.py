@@ -80,8 +80,8 @@ def test_the_view_shows_per_table_lag_with_targets_history_and_the_latest_verdic
     """Per table: replicated through, lag, a missed target; the chart's history reaches back hours (stored
     samples, not the page's own) with the target as a dashed line; the latest VerifyReplication verdict."""
     from replication.fs import LocalFileSystem
-    from replication.lag_targets import set_lag_target
-    from replication.metrics import MetricsStore
+    from replication.monitoring.lag_targets import set_lag_target
+    from replication.monitoring.metrics import MetricsStore
 
     _known_queue(source_cluster)  # r1 waits for a peer that is never reachable: table t lags
     now = int(time.time() * 1000)

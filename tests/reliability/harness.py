@@ -13,6 +13,7 @@ import time
 import uuid
 from collections.abc import Iterable, Sequence
 
+from replication.checks.verify import VerifyOptions, VerifyResult, verify_tables
 from replication.cluster.embedded import EmbeddedCluster, start_cluster
 from replication.config import Config
 from replication.fs import get_filesystem
@@ -20,7 +21,6 @@ from replication.jobs.launch import runner_for
 from replication.source.cycle import CycleReport, run_cycle
 from replication.source.filters import table_name_str
 from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
-from replication.verify import VerifyOptions, VerifyResult, verify_tables
 from replication.wal.model import Cell, CellType, Entry
 from replication.wal.names import is_wal_name, old_wal_dir
 from replication.wal.reader import open_wal

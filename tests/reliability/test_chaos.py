@@ -270,7 +270,7 @@ def test_zookeeper_session_expired_during_commit(world, spark, scenario, monkeyp
     assert shipped == written
     scenario.check("the retried commit recorded the cycle (committed queues are left alone: versions moved)")
     with connected(key_of(a)) as zk2:
-        from replication.source import lease
+        from replication.zk import lease
         from replication.zk.layout import ZNodePaths
 
         assert lease.holder(zk2, ZNodePaths(a.conf, parent=key_of(a).znode_parent), "1") is None

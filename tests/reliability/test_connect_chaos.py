@@ -21,8 +21,8 @@ import pytest
 from replication.cluster.recovery import recover_dead_server
 from replication.fs import get_filesystem
 from replication.jobs.connect import ConnectShipRunner, SparkConnectUnavailable
-from replication.ship_window import run_window
-from replication.source import lease
+from replication.jobs.ship_window import run_window
+from replication.zk import lease
 from replication.zk.client import connected
 from replication.zk.layout import ZNodePaths
 from tests.reliability.harness import ROWS, ensure_servers, key_of, peer_writes, queue_state, throttled, wait_for

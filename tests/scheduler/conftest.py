@@ -64,8 +64,8 @@ class SchedulerStack:
                     client.flush(table)
 
     def status(self) -> dict[str, Any]:
-        """``replication.status.replication_status`` of the source cluster."""
-        from replication.status import replication_status
+        """``replication.monitoring.status.replication_status`` of the source cluster."""
+        from replication.monitoring.status import replication_status
         from replication.zk.client import connected
         from replication.zk.cluster_key import ClusterKey
 

@@ -3,14 +3,9 @@ from __future__ import annotations
 import dataclasses
 import uuid
 
-from replication.source.filters import (
-    METAFAMILY,
-    REPLICATION_MARKER,
-    EntryFilter,
-    is_replication_marker,
-    table_name_str,
-)
+from replication.source.filters import EntryFilter, table_name_str
 from replication.wal.cell_codec import decode_cells, encode_cells
+from replication.wal.markers import METAFAMILY, REPLICATION_MARKER, is_replication_marker
 from replication.wal.model import Cell, CellType, WALKey
 from replication.wal.reader import open_wal
 from replication.zk.peer_storage import ReplicationPeerConfig

@@ -16,7 +16,7 @@ from replication.config import Config
 from replication.failover import failover_once
 from replication.fs import get_filesystem
 from replication.jobs.launch import runner_for
-from replication.ship_window import run_window
+from replication.jobs.ship_window import run_window
 from replication.source.cycle import run_cycle
 from replication.tables.table_files import list_table_files
 from replication.wal.model import Cell, CellType

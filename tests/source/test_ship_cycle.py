@@ -169,7 +169,7 @@ def test_ship_step_through_spark_submit(pair, peer_1, spark, tmp_path):
 def test_a_cycle_naming_a_peer_that_does_not_exist_leaves_its_lease_free(pair, spark):
     """A cycle for a peer id not (yet) there ships nothing and does not keep that peer leased, so the
     peer's first cycle after it is added is not blocked until the lease expires."""
-    from replication.source import lease
+    from replication.zk import lease
 
     report = cycle(pair, spark, peer_ids=["later"])
     assert report.queues == []

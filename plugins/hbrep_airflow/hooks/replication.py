@@ -96,26 +96,26 @@ class ReplicationHook(BaseHook):
             return read_cluster_info(zk, ZNodePaths(self.conf, parent=self.cluster_key.znode_parent)).name
 
     def status(self) -> dict[str, Any]:
-        """``replication.status.replication_status``: peers, queues (lag, stuck), failovers, cycles."""
-        from replication.status import replication_status
+        """``replication.monitoring.status.replication_status``: peers, queues (lag, stuck), failovers, cycles."""
+        from replication.monitoring.status import replication_status
 
         with self.zk_hook.connected() as zk:
             return replication_status(zk, self.cluster_key, self.conf)
 
     # -- consistency tokens -----------------------------------------------------------------------
     def consistency_token(self, peer_id: str, tables: list[str] | None = None) -> dict[str, Any]:
-        """``replication.consistency.take_token``: a token for everything written to the source until now."""
-        from replication.consistency import take_token
+        """``replication.operations.consistency.take_token``: a token for everything written to the source until now."""
+        from replication.operations.consistency import take_token
 
         with self.zk_hook.connected() as zk:
             return take_token(zk, self.cluster_key, self.conf, peer_id, tables).as_dict()
 
     def check_consistency(self, token: str) -> dict[str, Any]:
-        """``replication.consistency.check_token``: ``consistent`` and what is still pending (queue, WAL, bytes).
+        """``operations.consistency.check_token``: ``consistent`` and what is still pending (queue, WAL, bytes).
 
         Raises ConsistencyTokenError for a malformed, unknown or expired token.
         """
-        from replication.consistency import check_token
+        from replication.operations.consistency import check_token
 
         with self.zk_hook.connected() as zk:
             return check_token(zk, self.cluster_key, self.conf, token).as_dict()
@@ -178,11 +178,11 @@ class ReplicationHook(BaseHook):
         stop_requested: Callable[[], bool] = lambda: False,
     ) -> dict[str, Any]:
         """Passes of snapshot → ship on the Spark Connect server at ``connect_url`` → commit, for up to
-        ``hbrep.ship.window.ms`` or until ``stop_requested()`` (``replication.ship_window.run_window``);
+        ``hbrep.ship.window.ms`` or until ``stop_requested()`` (``replication.jobs.ship_window.run_window``);
         returns the window's report."""
         from replication.cluster.source_cluster import open_source
         from replication.jobs.connect import ConnectShipRunner
-        from replication.ship_window import run_window
+        from replication.jobs.ship_window import run_window
         from replication.source.manifest import shared_work_dir
 
         conf = self.conf
@@ -204,7 +204,7 @@ class ReplicationHook(BaseHook):
 
     def release(self, peer_id: str, *, owner: str) -> bool:
         """Drop ``owner``'s lease on ``peer_id`` (True if it held it); a no-op otherwise."""
-        from replication.source import lease
+        from replication.zk import lease
         from replication.zk.layout import ZNodePaths
 
         with self.zk_hook.connected() as zk:
@@ -227,16 +227,16 @@ class ReplicationHook(BaseHook):
             return clean_once(zk, self.cluster_key, self.conf, explain=explain).as_dict()
 
     def record_lag_alert(self, alert: dict[str, Any]) -> None:
-        """``replication.alerts.record_lag_alert``: keep the alert where status and the Replication view show it."""
-        from replication.alerts import record_lag_alert
+        """``monitoring.alerts.record_lag_alert``: keep the alert where status and the Replication view show it."""
+        from replication.monitoring.alerts import record_lag_alert
 
         with self.zk_hook.connected() as zk:
             record_lag_alert(zk, self.cluster_key, self.conf, alert)
 
     def replicated_through(self, peer_id: str) -> dict[str, Any]:
-        """``replication.replicated_through.record_and_sample``: the peer's replicated-through times now,
+        """``replication.monitoring.replicated_through.record_and_sample``: the peer's replicated-through times now,
         kept, with the values they replace (``*_before``: the interval that became replicated)."""
-        from replication.replicated_through import record_and_sample
+        from replication.monitoring.replicated_through import record_and_sample
 
         with self.zk_hook.connected() as zk:
             return record_and_sample(zk, self.cluster_key, self.conf, peer_id)
@@ -255,8 +255,8 @@ class ReplicationHook(BaseHook):
         start_ms: int,
         end_ms: int,
     ) -> list[dict[str, Any]]:
-        """``replication.verify.verify_targets``: the (peer, table, families) to verify over the window."""
-        from replication.verify import verify_targets
+        """``replication.checks.verify.verify_targets``: the (peer, table, families) to verify over the window."""
+        from replication.checks.verify import verify_targets
 
         with self.zk_hook.connected() as zk:
             return verify_targets(
@@ -267,9 +267,9 @@ class ReplicationHook(BaseHook):
     def verify(self, *, peer_id: str, table: str, families: list[str], start_ms: int, end_ms: int) -> dict[str, Any]:
         """VerifyReplication of one (peer, table) over [start_ms, end_ms): the HBase counters.
 
-        Calls ``replication.peer_checks.verify_replication`` (which also records the verdict for status).
+        Calls ``replication.checks.peer_checks.verify_replication`` (which also records the verdict for status).
         """
-        from replication.peer_checks import verify_replication
+        from replication.checks.peer_checks import verify_replication
         from replication.spark import spark_session
 
         spark = spark_session(f"hbrep-verify-{safe_name(peer_id)}-{safe_name(table)}")
@@ -281,8 +281,8 @@ class ReplicationHook(BaseHook):
         return dict(result.counters)
 
     def quality(self, *, peer_id: str, table: str, start_ms: int = 0, end_ms: int | None = None) -> dict[str, Any]:
-        """The Great Expectations checkpoint of the replicated table on the peer (``replication.peer_checks``)."""
-        from replication.peer_checks import check_replicated_table
+        """The Great Expectations checkpoint of the replicated table on the peer (``checks.peer_checks``)."""
+        from replication.checks.peer_checks import check_replicated_table
         from replication.spark import spark_session
         from replication.tables.semantics import LATEST_TIMESTAMP
 
@@ -306,10 +306,10 @@ class ReplicationHook(BaseHook):
         dry_run: bool = False,
         deletes: bool | None = None,
     ) -> dict[str, Any]:
-        """``replication.repair``: make the peer's copy of ``table`` the source's (the report as a dict)."""
-        from replication.repair import prepare_repair, run_repair
+        """``replication.operations.repair``: make the peer's copy of ``table`` the source's (the report as a dict)."""
+        from replication.operations.repair import prepare_repair, run_repair
+        from replication.operations.sync_table import SyncOptions
         from replication.spark import spark_session
-        from replication.sync_table import SyncOptions
         from replication.tables.semantics import LATEST_TIMESTAMP
 
         options = SyncOptions(
@@ -326,8 +326,8 @@ class ReplicationHook(BaseHook):
     def seed_start(
         self, *, peer_id: str, tables: list[str], cluster_key: str | None, chunks: int, peer_rootdir: str | None = None
     ) -> list[dict]:
-        """``replication.seed.start_seed`` (or its resume): the (table, chunk) pairs left to copy."""
-        from replication.seed import check_seed_request, start_seed
+        """``replication.operations.seed.start_seed`` (or its resume): the (table, chunk) pairs left to copy."""
+        from replication.operations.seed import check_seed_request, start_seed
         from replication.spark import spark_session
 
         with self.zk_hook.connected() as zk:
@@ -339,8 +339,8 @@ class ReplicationHook(BaseHook):
         return [{"table": t, "chunk": k} for t, k in mark.chunks_left()]
 
     def seed_copy(self, *, peer_id: str, table: str, chunk: int) -> int:
-        """``replication.seed.copy_chunk``: the cells written for one chunk (0 when it was done before)."""
-        from replication.seed import copy_chunk
+        """``replication.operations.seed.copy_chunk``: the cells written for one chunk (0 when it was done before)."""
+        from replication.operations.seed import copy_chunk
         from replication.spark import spark_session
         from replication.zk.layout import ZNodePaths
         from replication.zk.seed_marks import read_seed
@@ -352,12 +352,12 @@ class ReplicationHook(BaseHook):
             return copy_chunk(spark, zk, self.cluster_key, self.conf, peer_id, table, chunk)
 
     def seed_catch_up(self, *, peer_id: str, timeout_s: float, connect_url: str | None = None) -> dict[str, Any]:
-        """``replication.seed.catch_up``, the helper shipped by cycles run from here (on the Spark Connect
+        """``replication.operations.seed.catch_up``, the helper shipped by cycles run from here (on the Spark Connect
         server at ``connect_url``, else by spark-submit); then until the peer shipped the tables' latest
         edits. The cycles, the token's time and the tables."""
         from replication.jobs.connect import ConnectShipRunner
         from replication.jobs.launch import SparkSubmitRunner
-        from replication.seed import catch_up, wait_for_peer
+        from replication.operations.seed import catch_up, wait_for_peer
         from replication.source.cycle import run_cycle
         from replication.zk.layout import ZNodePaths
         from replication.zk.seed_marks import read_seed
@@ -380,8 +380,8 @@ class ReplicationHook(BaseHook):
         return {"cycles": cycles, "through_ms": through, "tables": tables}
 
     def seed_verify(self, *, peer_id: str, tables: list[str], through_ms: int) -> dict[str, dict[str, int]]:
-        """``replication.seed.verify_seed``: VerifyReplication counters per seeded table (SeedError on BADROWS)."""
-        from replication.seed import verify_seed
+        """``operations.seed.verify_seed``: VerifyReplication counters per seeded table (SeedError on BADROWS)."""
+        from replication.operations.seed import verify_seed
         from replication.spark import spark_session
 
         spark = spark_session(f"hbrep-seed-{safe_name(peer_id)}")

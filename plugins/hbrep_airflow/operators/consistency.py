@@ -1,4 +1,4 @@
-"""ConsistencyTokenOperator: take a consistency token (``replication.consistency``) for ``WaitForConsistency``."""
+"""ConsistencyTokenOperator: take a consistency token (``operations.consistency``) for ``WaitForConsistency``."""
 
 from __future__ import annotations
 

@@ -237,8 +237,10 @@ class LagCheckOperator(_HbrepOperator):
     """
 
     def execute(self, context: Any) -> dict[str, int]:
-        from replication.lag_targets import worst_first  # not at the top: DAG parsing must not load the library
-        from replication.status import lag_violations
+        from replication.monitoring.lag_targets import (
+            worst_first,  # not at the top: DAG parsing must not load the library
+        )
+        from replication.monitoring.status import lag_violations
 
         hook = self.hook
         status = hook.status()

@@ -1,4 +1,4 @@
-"""ConsistencyTrigger: polls a consistency token (``replication.consistency``) in the triggerer until it is met.
+"""ConsistencyTrigger: polls a consistency token (``operations.consistency``) in the triggerer until it is met.
 
 Fires one event: ``{"status": "consistent", ...the check...}`` once everything the token recorded is on
 the peer, or ``{"status": "error", "message": ...}`` for a malformed, unknown or expired token (or a peer

@@ -7,7 +7,7 @@ public API uses), so the token (``Authorization: Bearer`` or the ``_token`` cook
 page) is checked by the configured auth manager (simple, FAB, Keycloak...). No token: 401 (the page
 redirects the browser to Airflow's login page instead); a token of a user without DAG access: 403.
 
-The data is ``replication.status.replication_status`` of the source cluster (peers and state, the queue
+The data is ``replication.monitoring.status.replication_status`` of the source cluster (peers and state, the queue
 tree with positions and lag, stuck queues, recent failovers and cycles) plus ``lag_history``: per peer,
 (time, lag ms) points from the recorded cycles and the current reading, for the lag chart.
 """
@@ -41,7 +41,7 @@ def default_status_provider() -> dict[str, Any]:
 
     cluster = os.environ.get("HBREP_CLUSTER")
     if cluster:
-        from replication.status import replication_status
+        from replication.monitoring.status import replication_status
         from replication.zk.client import connected, zk_options
         from replication.zk.cluster_key import ClusterKey
 
@@ -135,7 +135,7 @@ def create_app(status_provider: StatusProvider | None = None) -> FastAPI:
         """The status in Prometheus text format; ``hbrep_status_up 0`` when it cannot be read."""
         from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-        from replication.status import status_registry
+        from replication.monitoring.status import status_registry
 
         return Response(generate_latest(status_registry(provider)), media_type=CONTENT_TYPE_LATEST)
 
