@@ -1,4 +1,4 @@
-"""The ``hbrep`` command line. Names follow the HBase shell (DESIGN.md, "CLI contract").
+"""The ``hbrep`` command line. Names follow the HBase shell (docs/cli.md, the command contract).
 
 Every command takes ``--cluster CLUSTER_KEY`` (default: ``HBREP_CLUSTER``, else the local default
 ``127.0.0.1:<hbase.zookeeper.property.clientPort>:<zookeeper.znode.parent>``) and ``--conf FILE``.

@@ -29,7 +29,7 @@ from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescript
 from replication.zk.peer_storage import ReplicationPeerConfig, ReplicationPeerStorage
 
 DAG_IDS = ("hbrep_ship", "hbrep_failover", "hbrep_log_cleaner", "hbrep_verify", "hbrep_wait_for_peer")
-# The embedded stack's ship schedule and window (README, "make up"; bench/scheduler.py measures them).
+# The embedded stack's ship schedule and window (docs/operations.md, "make up"; bench/scheduler.py measures them).
 # The window is longer than the schedule's period: the next run's ship task starts while a window is
 # open, waits for the lease, and the window hands over after its current pass (ship_window.py); the
 # window's end is reached only when no next run comes (a paused DAG, a stalled scheduler).

@@ -18,7 +18,7 @@ is followed to its new owner: the claimer names it ``<queueId>-<deadServer>`` (s
 each later claim appends another server. With ``tables``, a WAL also passes when no entry of
 those tables lies between its position and the recorded offset (the WAL is read there).
 
-Positions move only after the peer acknowledged the edits (DESIGN.md), so a satisfied token means
+Positions move only after the peer acknowledged the edits (docs/architecture.md), so a satisfied token means
 the edits are on the peer. A peer removed (or removed and re-added) since the token is an error,
 not "satisfied": its queues are gone without having shipped.
 """

@@ -44,7 +44,7 @@ CODE_DEFAULTS = {
     "hbase.separate.oldlogdir.by.regionserver": ("wal.AbstractFSWALProvider", "DEFAULT_SEPARATE_OLDLOGDIR"),
 }  # fmt: skip
 
-# Deliberate differences (README, "Real HBase beside hbrep"): hbrep's embedded region servers bind a
+# Deliberate differences (docs/hbase.md, "Real HBase beside hbrep"): hbrep's embedded region servers bind a
 # free port by default (0), where an HBase region server takes 16020.
 DELIBERATE = {"hbase.regionserver.port": ("0", "16020")}
 

@@ -4,7 +4,7 @@ isReplicationPeerEnabled), and HBase's region servers start a replication source
 
 A running HBase 2.x master keeps its peers in memory and changes them only through its own
 procedures (AddPeerProcedure and friends), so it loads a peer written into ZooKeeper by hbrep when it
-starts: the second and third tests restart the real HBase (README: "Real HBase beside hbrep"). Its
+starts: the second and third tests restart the real HBase (docs/hbase.md: "Real HBase beside hbrep"). Its
 region servers learn a peer's state changes only from the master's procedures too, so `hbrep
 enable_peer` alone is not seen by a running HBase: the third test shows it ignored, then HBase
 shipping every row (those written while the peer was disabled included) into an hbrep cluster's
