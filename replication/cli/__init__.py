@@ -114,12 +114,14 @@ SECTIONS = (
         "Table (HBase shell)",
         (
             cluster_commands.create_table, cluster_commands.alter, cluster_commands.disable, cluster_commands.enable,
-            cluster_commands.is_enabled, cluster_commands.describe, cluster_commands.flush,
+            cluster_commands.is_enabled, cluster_commands.describe, cluster_commands.flush, cluster_commands.compact,
+            cluster_commands.major_compact,
         ),
     ),
     (
         "Data (HBase shell)",
-        (cluster_commands.put, cluster_commands.delete, *data_commands.COMMANDS, cluster_commands.load),
+        (cluster_commands.put, cluster_commands.delete, cluster_commands.deleteall, *data_commands.COMMANDS,
+         cluster_commands.load),
     ),
     ("Tools", (wal_commands.wal, conf_command.conf, metrics_commands.metrics)),
     ("Shipping and failover (hbrep)", (ship_commands.ship, peer_commands.failover, maintenance_commands.clean)),

@@ -1,5 +1,6 @@
 """``hbrep cluster start|stop``, ``rs list|kill``, ``create_table``, ``alter``, ``describe``, ``put``, ``delete``,
-``flush``, ``load``: the embedded cluster from the command line (names as in the HBase shell)."""
+``deleteall``, ``compact``, ``major_compact``, ``flush``, ``load``: the embedded cluster from the command line
+(names as in the HBase shell). put, delete, deleteall and the compactions also work on a running real HBase."""
 
 from __future__ import annotations
 
@@ -46,6 +47,13 @@ def _client(ctx: CliContext):  # type: ignore[no-untyped-def]
     from replication.cluster.client import ClusterClient
 
     return ClusterClient(ctx.cluster, ctx.conf)
+
+
+def _writer(ctx: CliContext):  # type: ignore[no-untyped-def]
+    """put/delete's client: HBase's RPC for a running real HBase, else the hbrep cluster's (same methods)."""
+    from replication.cli.data_commands import real_hbase
+
+    return real_hbase(ctx) or _client(ctx)
 
 
 # -- cluster ---------------------------------------------------------------------------------------
@@ -220,7 +228,7 @@ def _column(spec: str) -> tuple[bytes, bytes | None]:
 def put(ctx: CliContext, table: str, row: str, column: str, value: str, ts: int | None) -> None:
     """Put VALUE at ROW, FAMILY:QUALIFIER (acknowledged once durable in the WAL)."""
     family, qualifier = _column(column)
-    with _client(ctx) as client:
+    with _writer(ctx) as client:
         client.put(table, row.encode(), family, qualifier or b"", value.encode(), ts=ts)
     click.echo(f"put {table} {row} {column}")
 
@@ -253,9 +261,66 @@ def delete(ctx: CliContext, table: str, row: str, column: str | None, ts: int | 
         raise HbrepError(f"delete --type {kind} needs a FAMILY[:QUALIFIER]")
     if cell_type in (CellType.DELETE, CellType.DELETE_COLUMN) and qualifier is None:
         qualifier = b""
-    with _client(ctx) as client:
+    with _writer(ctx) as client:
         client.delete(table, row.encode(), family, qualifier, ts=ts, kind=cell_type)
     click.echo(f"deleted {table} {row}" + (f" {column}" if column else ""))
+
+
+@click.command("deleteall")
+@click.argument("table")
+@click.argument("row")
+@click.argument("column", required=False)
+@click.option("--ts", type=int, default=None, help="Timestamp in ms: only cells at or before it (default: all).")
+@pass_context
+def deleteall(ctx: CliContext, table: str, row: str, column: str | None, ts: int | None) -> None:
+    """Delete every cell of ROW (or of its FAMILY, or every version of FAMILY:QUALIFIER), as the shell's deleteall."""
+    family, qualifier = _column(column) if column else (None, None)
+    with _writer(ctx) as client:
+        client.delete(table, row.encode(), family, qualifier, ts=ts)
+    click.echo(f"deleted all of {table} {row}" + (f" {column}" if column else ""))
+
+
+def _compact_command(name: str, major: bool, help_text: str) -> click.Command:
+    @click.command(name, help=help_text)
+    @click.argument("table")
+    @click.option("--family", default=None, help="Only this column family.")
+    @click.option("--wait", "wait_s", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
+                  help="Wait until no region of TABLE is compacting (at most SECONDS).")  # fmt: skip
+    @json_option
+    @pass_context
+    def command(ctx: CliContext, table: str, family: str | None, wait_s: float | None, as_json: bool) -> None:
+        from replication.cli.data_commands import real_hbase
+
+        hbase = real_hbase(ctx)
+        if hbase is None:
+            raise HbrepError(
+                f"{name}: {ctx.cluster} is an hbrep cluster, which has no compactions: its table files keep every "
+                "cell and delete marker, and a delete masks older versions for good (flush writes memstores out)"
+            )
+        with hbase:
+            regions = hbase.compact(table, major=major, family=(family or "").encode(), wait_s=wait_s)
+        if as_json:
+            emit_json({"table": table, "major": major, "regions": regions, "waited": wait_s is not None})
+            return
+        what = "major compaction" if major else "compaction"
+        done = "done" if wait_s is not None else "requested"
+        click.echo(f"{what} of {table} {done} ({regions} region(s))")
+
+    return command
+
+
+compact = _compact_command(
+    "compact",
+    False,
+    "Compact every region of TABLE on a real HBase (AdminService.CompactRegion, as the shell's "
+    "compact); it runs in the background unless --wait.",
+)
+major_compact = _compact_command(
+    "major_compact",
+    True,
+    "Major-compact every region of TABLE on a real HBase: rewrites each store into one file "
+    "and drops delete markers and the versions they mask; in the background unless --wait.",
+)
 
 
 @click.command("flush")
@@ -311,4 +376,20 @@ def load(
     )
 
 
-COMMANDS = (cluster, rs, create_table, alter, disable, enable, is_enabled, describe, put, delete, flush, load)
+COMMANDS = (
+    cluster,
+    rs,
+    create_table,
+    alter,
+    disable,
+    enable,
+    is_enabled,
+    describe,
+    put,
+    delete,
+    deleteall,
+    compact,
+    major_compact,
+    flush,
+    load,
+)

@@ -12,6 +12,8 @@ anything else → fail with the server's one line.
 
 from __future__ import annotations
 
+import re
+
 from replication.cluster.hbase_rpc.remote_errors import first_line, short_name
 from replication.errors import HbrepError
 from replication.proto import RPC_pb2
@@ -100,9 +102,11 @@ def exception_error(name: str, text: str, server: str, table: str) -> HbrepError
         return ServerBusy(f"region server {server}: {said}")
     if name == TABLE_NOT_FOUND:
         return UnknownTable(f"table {table} does not exist ({said})")
-    if name == NO_SUCH_FAMILY:
-        detail = text.split(": ", 1)[-1].splitlines()[0] if text else ""
-        return UnknownFamily(f"table {table}: no such column family ({detail or said})")
+    if name == NO_SUCH_FAMILY:  # "Column family zz does not exist in region <name> in table <descriptor>"
+        named = re.search(r"Column family (\S+) does not exist", text)
+        if named:
+            return UnknownFamily(f"table {table} has no column family {named.group(1)!r}")
+        return UnknownFamily(f"table {table}: no such column family ({said[:200]})")
     return HBaseCallError(f"region server {server}: {said}")
 
 

@@ -52,6 +52,28 @@ class HBaseTableClient:
         self.servers = RegionServers(self.timeout_s, user or getpass.getuser())
         self.locator = MetaLocator(self.zk, self.key.znode_parent, self.servers, self.conf, self.retry)
 
+    @classmethod
+    def if_real_hbase(cls, cluster_key: ClusterKey, conf: Config) -> HBaseTableClient | None:
+        """A client when ``cluster_key`` names a running real HBase (no hbrep cluster info, a master znode:
+        ``registry.is_live_hbase``), else None (an hbrep cluster, or nothing there yet)."""
+        from replication.hbase.registry import is_live_hbase
+        from replication.zk.layout import ZNodePaths
+
+        zk = connect(cluster_key, **zk_options(conf))
+        try:
+            live = is_live_hbase(zk, ZNodePaths(conf, parent=cluster_key.znode_parent), conf)
+        except BaseException:
+            zk.stop()
+            zk.close()
+            raise
+        if not live:
+            zk.stop()
+            zk.close()
+            return None
+        client = cls(cluster_key, conf, zk=zk)
+        client._zk_owned = True
+        return client
+
     # -- retries ------------------------------------------------------------------------------------
     def _with_region(self, table: str, row: bytes, call: Callable[[RegionLocation, RegionServer], T]) -> T:
         refresh = False
