@@ -104,7 +104,9 @@ SECTIONS = (
         "Replication (HBase shell)",
         (
             peer_commands.add_peer, peer_commands.remove_peer, peer_commands.enable_peer,
-            peer_commands.disable_peer, peer_commands.list_peers, peer_commands.queues, ship_commands.status,
+            peer_commands.disable_peer, peer_commands.list_peers, peer_commands.peer_modification_enabled,
+            peer_commands.peer_modification_switch, peer_commands.hbase_peer_doctor, peer_commands.queues,
+            ship_commands.status,
             *peer_config_commands.COMMANDS, *peer_config_commands.TABLE_COMMANDS,
             *consistency_commands.COMMANDS, *lag_commands.COMMANDS, *verify_commands.COMMANDS,
             *repair_commands.COMMANDS, *seed_commands.COMMANDS,

@@ -104,6 +104,8 @@ def remote_master_error(exc: RPC_pb2.ExceptionResponse, master: str, method: str
     name, message = innermost(first_line(exc))
     name = " ".join((name or outer).split()) or "RemoteException"
     said = f"{name}: {message}" if message and message != exc.exception_class_name else name
+    if name == "ReplicationPeerNotFoundException" and message:
+        said = f"peer {message} does not exist ({name})"
     return _classify(name if name in NOT_RUNNING or outer not in NOT_RUNNING else outer, message,
                      f"HBase master {master} {method}: {said}")  # fmt: skip
 

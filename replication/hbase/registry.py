@@ -156,7 +156,8 @@ def names_real_hbase(zk: KazooClient, paths: ZNodePaths, conf: Config | None = N
     and no hbrep cluster: peer changes there belong to HBase's master (issue 49)."""
     if is_hbrep_cluster(zk, paths):
         return False
-    for path in (master_znode_path(paths, conf), posixpath.join(paths.parent, "running")):
+    marks = ("running", "meta-region-server")  # ClusterStatusTracker's and MetaTableLocator's, kept while stopped
+    for path in (master_znode_path(paths, conf), *(posixpath.join(paths.parent, m) for m in marks)):
         with zk_access(path):
             if zk.exists(path) is not None:
                 return True
