@@ -116,8 +116,9 @@ SECTIONS = (
         "Table (HBase shell)",
         (
             cluster_commands.create_table, cluster_commands.alter, cluster_commands.disable, cluster_commands.enable,
-            cluster_commands.is_enabled, cluster_commands.describe, cluster_commands.flush, cluster_commands.compact,
-            cluster_commands.major_compact,
+            cluster_commands.is_enabled, cluster_commands.describe, cluster_commands.list_tables,
+            cluster_commands.exists, cluster_commands.drop, cluster_commands.truncate, cluster_commands.flush,
+            cluster_commands.compact, cluster_commands.major_compact,
         ),
     ),
     (

@@ -21,7 +21,7 @@ from dataclasses import replace
 import click
 
 from replication.cli.common import CliContext, emit_json, json_option, pass_context
-from replication.cli.peer_commands import parse_config_items, peer_storage, zk_session
+from replication.cli.peer_commands import parse_config_items, peer_storage
 from replication.errors import HbrepError
 from replication.hbase.master_peers import MasterPeerStorage
 from replication.zk import peer_config_edits as edits
@@ -251,11 +251,16 @@ REPLICATION_TYPES = {1: "GLOBAL", 2: "SERIAL"}
 @pass_context
 def list_replicated_tables(ctx: CliContext, regex: str | None, as_json: bool) -> None:
     """Families whose REPLICATION_SCOPE is not 0, as the HBase shell lists them (optionally matching REGEX)."""
+    from replication.hbase import table_replication as on_hbase
     from replication.table_replication import replicated_families
 
     pattern = re.compile(regex) if regex else None
-    with zk_session(ctx) as (zk, paths):
-        rows = [r for r in replicated_families(zk, paths) if pattern is None or pattern.fullmatch(r[0])]
+    with peer_storage(ctx) as storage:
+        if isinstance(storage, MasterPeerStorage):
+            found = on_hbase.replicated_families(storage.admin)
+        else:
+            found = replicated_families(storage.zk, storage.paths)
+        rows = [r for r in found if pattern is None or pattern.fullmatch(r[0])]
     if as_json:
         emit_json([{"table": t, "family": f, "replication_type": REPLICATION_TYPES.get(s, str(s))} for t, f, s in rows])
         return
@@ -271,10 +276,14 @@ def list_replicated_tables(ctx: CliContext, regex: str | None, as_json: bool) ->
 def enable_table_replication(ctx: CliContext, table: str) -> None:
     """Set REPLICATION_SCOPE 1 on every family of TABLE, first creating TABLE on each peer that lacks it
     (with this table's descriptor); refused when a peer's TABLE has other families, as HBase does."""
+    from replication.hbase import table_replication as on_hbase
     from replication.table_replication import enable_table_replication as enable
 
-    with zk_session(ctx) as (zk, paths):
-        created = enable(zk, paths, ctx.conf, table)
+    with peer_storage(ctx) as storage:
+        if isinstance(storage, MasterPeerStorage):
+            created = on_hbase.enable_table_replication(storage.admin, ctx.conf, table)
+        else:
+            created = enable(storage.zk, storage.paths, ctx.conf, table)
     for peer_id in created:
         click.echo(f"table {table} created on peer {peer_id}")
     click.echo(f"table {table}: replication enabled on every family")
@@ -285,10 +294,14 @@ def enable_table_replication(ctx: CliContext, table: str) -> None:
 @pass_context
 def disable_table_replication(ctx: CliContext, table: str) -> None:
     """Set REPLICATION_SCOPE 0 on every family of TABLE (its later edits stay on this cluster)."""
+    from replication.hbase import table_replication as on_hbase
     from replication.table_replication import set_table_scope
 
-    with zk_session(ctx) as (zk, paths):
-        set_table_scope(zk, paths, table, 0)
+    with peer_storage(ctx) as storage:
+        if isinstance(storage, MasterPeerStorage):
+            on_hbase.set_table_scope(storage.admin, table, 0)
+        else:
+            set_table_scope(storage.zk, storage.paths, table, 0)
     click.echo(f"table {table}: replication disabled on every family")
 
 
