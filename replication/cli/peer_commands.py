@@ -117,7 +117,7 @@ def parse_config_items(peer_id: str, items: tuple[str, ...]) -> dict[str, str]:
 @click.option(
     "--shadow",
     is_flag=True,
-    help="--cluster is a real HBase: add the peer there through HBase's Admin, DISABLED and marked "
+    help="--cluster is a real HBase: add the peer there through its master's procedure, DISABLED and marked "
     "hbrep.peer.shadow=true, so HBase queues and keeps every WAL for it and hbrep's DAGs ship them.",
 )
 @click.option(

@@ -72,18 +72,29 @@ class MasterAdmin:
     ):
         self.master, self.cluster = master, cluster
         self.procedure_timeout_s = procedure_timeout_s
+        self._answered = False  # once True, a timeout is the master not answering, not the master being down
         self._connection = RpcConnection(master.host, master.port, MASTER_SERVICE, KEY_VALUE_CODEC_WITH_TAGS,
                                          user or getpass.getuser(), rpc_timeout_s)  # fmt: skip
 
     # -- plumbing ------------------------------------------------------------------------------------
     def call(self, method: str, request: Message, response_type: type[Message]) -> Message:
-        """One MasterService call; its response, or a one-line HbrepError (NoActiveMaster when unreachable)."""
+        """One MasterService call; its response, or a one-line HbrepError (NoActiveMaster when unreachable,
+        MasterError when a master that answered before does not answer within hbase.rpc.timeout)."""
         try:
-            return self._connection.call(method, request, response_type)
+            response = self._connection.call(method, request, response_type)
         except ConnectionFailed as exc:
+            if str(exc).endswith(": timed out") and self._answered:
+                hint = " (a peer procedure may be stuck: run `hbrep hbase_peer_doctor`)" if "Peer" in method else ""
+                raise MasterError(
+                    f"HBase master {self.master.address} {method}: no answer within "
+                    f"{self._connection.timeout_s:.0f}s (hbase.rpc.timeout){hint}"
+                ) from None
             raise NoActiveMaster(f"no active HBase master at {self.cluster} ({exc})") from None
         except RemoteCallError as exc:
+            self._answered = True
             raise remote_master_error(exc.exception, self.master.address, method) from None
+        self._answered = True
+        return response
 
     def _procedure(self, method: str, request: Message, response_type: type[Message], what: str) -> None:
         response = self.call(method, request, response_type)
