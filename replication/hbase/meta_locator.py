@@ -20,6 +20,7 @@ import logging
 import posixpath
 import threading
 
+from google.protobuf.message import DecodeError
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
@@ -38,13 +39,14 @@ from replication.hbase.region_names import (
 )
 from replication.hbase.retries import RetryPolicy
 from replication.hbase.scanner import RegionScanner, ScanOptions
-from replication.proto import Client_pb2
-from replication.tables.errors import UnknownTable
+from replication.proto import Client_pb2, HBase_pb2
+from replication.tables.errors import TableNotEnabled, UnknownTable
 from replication.zk import codec
 from replication.zk.acl import zk_access
 
 LOG = logging.getLogger(__name__)
 META_ZNODE_KEY = "zookeeper.znode.metaserver"
+TABLE_FAMILY, STATE_QUALIFIER = b"table", b"state"  # hbase:meta row <table>: table:state = TableState
 
 
 class NoMetaLocation(HbrepError):
@@ -132,6 +134,24 @@ class MetaLocator:
             self._tables[table] = found
         return found
 
+    def check_enabled(self, table: str) -> None:
+        """TableNotEnabled when hbase:meta's ``table:state`` of ``table`` says DISABLED or DISABLING (its
+        regions are closed: HBase's client gives up on them the same way instead of retrying)."""
+        host, port, _code = self.meta_server()
+        get = Client_pb2.Get(row=table_name_bytes(table))
+        get.column.add(family=TABLE_FAMILY, qualifier=[STATE_QUALIFIER])
+        cells = self.servers.get(host, port).get(META_REGION_NAME, get, META_TABLE)
+        if not cells:
+            return
+        value = codec.strip_metadata(cells[0].value) or b""
+        state = HBase_pb2.TableState()
+        try:
+            state.ParseFromString(value.removeprefix(codec.PB_MAGIC))
+        except DecodeError:
+            return
+        if state.state in (HBase_pb2.TableState.DISABLED, HBase_pb2.TableState.DISABLING):
+            raise TableNotEnabled(f"table {table} is disabled")
+
     def invalidate(self, table: str) -> None:
         """Drop ``table``'s cached locations (the next lookup reads hbase:meta)."""
         with self._lock:
@@ -158,4 +178,6 @@ class MetaLocator:
                 return location, self.servers.get(location.host, location.port)
             except RegionNotHere as exc:
                 last = exc
+                if attempt == 0:
+                    self.check_enabled(table)
         raise HbrepError(f"{table}: no region server holds row {row!r} after {self.retry.tries} tries: {last}")

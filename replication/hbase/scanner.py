@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from replication.errors import HbrepError
-from replication.hbase.client_errors import Retryable
+from replication.hbase.client_errors import RegionNotHere, Retryable
 from replication.hbase.client_service import RegionServer, region_specifier
 from replication.hbase.retries import RetryPolicy
 from replication.proto import Client_pb2
@@ -141,8 +141,9 @@ class TableScanner:
     ``refresh`` the cached location is dropped first.
     """
 
-    def __init__(self, locate, table: str, options: ScanOptions, retry: RetryPolicy):  # type: ignore[no-untyped-def]
+    def __init__(self, locate, table: str, options: ScanOptions, retry: RetryPolicy, check_enabled=None):  # type: ignore[no-untyped-def]
         self.locate, self.table, self.options, self.retry = locate, table, options, retry
+        self.check_enabled = check_enabled
         self.restarts = 0  # scanners reopened after a failure (tests and the benchmark read it)
 
     def __iter__(self) -> Iterator[tuple[bytes, list[Cell]]]:
@@ -174,6 +175,8 @@ class TableScanner:
                 if failures + 1 >= self.retry.tries:
                     raise HbrepError(f"scan of {self.table} failed after {failures + 1} tries: {exc}") from None
                 LOG.info("scan of %s: %s; reopening after %r", self.table, exc, last_row)
+                if failures == 0 and self.check_enabled is not None and isinstance(exc, RegionNotHere):
+                    self.check_enabled(self.table)  # TableNotEnabled for a disabled table's closed regions
                 self.restarts += 1
                 failures += 1
                 time.sleep(self.retry.pause_s(failures - 1))

@@ -20,7 +20,7 @@ from kazoo.client import KazooClient
 
 from replication.config import Config
 from replication.errors import HbrepError
-from replication.hbase.client_errors import Retryable, action_error
+from replication.hbase.client_errors import RegionNotHere, Retryable, action_error
 from replication.hbase.client_service import RegionServer, RegionServers
 from replication.hbase.meta_locator import MetaLocator
 from replication.hbase.mutations import cell_mutation, delete_mutation, put_mutation
@@ -87,6 +87,8 @@ class HBaseTableClient:
             except Retryable as exc:
                 LOG.info("%s row %r: %s (try %d)", table, row, exc, attempt + 1)
                 last, refresh = exc, exc.relocate
+                if attempt == 0 and isinstance(exc, RegionNotHere):
+                    self.locator.check_enabled(table)  # TableNotEnabled: closed regions, not worth retrying
         raise HbrepError(f"{table}: gave up after {self.retry.tries} tries: {last}")
 
     # -- reads --------------------------------------------------------------------------------------
@@ -103,7 +105,9 @@ class HBaseTableClient:
     def scanner(self, table: str, options: ScanOptions | None = None) -> TableScanner:
         """A scan of ``table`` (iterate it for (row, cells); its ``restarts`` counts reopened scanners)."""
         self.locator.regions(table)  # UnknownTable before the first row is asked for
-        return TableScanner(self.locator.locate, table, options or ScanOptions(), self.retry)
+        return TableScanner(
+            self.locator.locate, table, options or ScanOptions(), self.retry, self.locator.check_enabled
+        )
 
     def scan(self, table: str, options: ScanOptions | None = None) -> Iterator[tuple[bytes, list[Cell]]]:
         """(row, cells) of ``table`` in key order, each row once, across regions."""

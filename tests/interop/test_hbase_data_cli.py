@@ -211,6 +211,22 @@ def test_major_compact_drops_delete_markers(real_hbase):
     assert run(real_hbase, "compact", name).stdout.strip() == f"compaction of {name} requested (1 region(s))"
 
 
+def test_a_disabled_table_is_one_line_not_a_retry_loop(real_hbase):
+    name = f"disabled_{uuid.uuid4().hex[:8]}"
+    real_hbase.admin("create-table", name, "1", "a:0")
+    assert run(real_hbase, "put", name, "r1", "a:q", "v").returncode == 0
+    assert run(real_hbase, "disable", name).returncode == 0  # through HBase's master
+    try:
+        for args in (("get", name, "r1"), ("scan", name), ("put", name, "r2", "a:q", "v")):
+            started = time.monotonic()
+            done = run(real_hbase, *args)
+            assert done.returncode != 0 and done.stderr.strip() == f"hbrep: error: table {name} is disabled", args
+            assert time.monotonic() - started < 30, args
+    finally:
+        assert run(real_hbase, "enable", name).returncode == 0
+    assert ok_json(real_hbase, "scan", name)["count"] == 1
+
+
 def test_a_region_server_down_is_one_line_and_nothing_is_written(real_hbase, table):
     located = real_hbase.admin("locate", table)
     port = int(next(iter(located.values())).split(",")[1])
