@@ -235,3 +235,20 @@ def test_a_peer_znode_written_behind_the_masters_back_is_found_and_repaired(real
         assert_same_peers(cluster, hbase)
     finally:
         hbrep("remove_peer", peer_id, cluster=cluster)
+
+
+def test_a_shadow_peer_is_added_and_removed_through_the_master(real_hbase):
+    """add_peer --shadow / remove_peer with hbrep's own RPC client (no JDK): HBase's Admin sees the peer
+    DISABLED and marked at once, enable_peer refuses it, remove_peer removes it."""
+    cluster = real_hbase.layout().cluster_key
+    elsewhere = f"127.0.0.1:{real_hbase.layout().zk_port}:/hbase-elsewhere"
+    peer_id = f"sh{uuid.uuid4().hex[:6]}"
+    hbrep("add_peer", peer_id, elsewhere, "--shadow", "--rootdir", real_hbase.rootdir_uri, cluster=cluster)
+    try:
+        hbase = admin_peers(real_hbase)
+        assert hbase[peer_id]["is_enabled"] is False
+        assert hbase[peer_id]["config"]["configuration"] == {"hbrep.peer.shadow": "true"}
+        refused("enable_peer", peer_id, cluster=cluster, says="is a shadow peer")
+    finally:
+        hbrep("remove_peer", peer_id, cluster=cluster)
+    assert peer_id not in admin_peers(real_hbase)
