@@ -10,8 +10,13 @@ HBase's ``ZKConnectionRegistry`` finds it. One concept per module:
 - ``master_errors``: HBase's remote exceptions as one-line HbrepErrors;
 - ``peer_convert``: hbrep's ReplicationPeerConfig as HBase's ReplicationPeer message and back;
 - ``master_admin``: MasterService calls (replication peers, table DDL, procedures);
+- ``master_peers``: a real HBase's peers with ``ReplicationPeerStorage``'s interface (the CLI uses either);
+- ``table_schemas``: TableSchema / ColumnFamilySchema as the master sends and takes them;
+- ``table_replication``: list/enable/disable_table_replication through the master;
 - ``shadow_peers``: ``add_peer --shadow`` / ``remove_peer`` of a shadow peer through ``master_admin``;
-- ``peer_doctor``: peer znodes a running master does not know (issue 49), and how to recover.
+- ``peer_doctor``: peer znodes a running master does not know (issue 49), and how to recover;
+- the ClientService half (``meta_locator``, ``client_service``, ``table_client`` and their helpers):
+  reading and writing a real HBase's tables through its region servers.
 
 It may import cluster/, zk/, tables/, config and errors; nothing in cluster/, zk/, wal/, tables/ or
 source/ imports it.
