@@ -252,3 +252,17 @@ def test_a_shadow_peer_is_added_and_removed_through_the_master(real_hbase):
     finally:
         hbrep("remove_peer", peer_id, cluster=cluster)
     assert peer_id not in admin_peers(real_hbase)
+
+
+def test_hbase_masters_are_tried_in_order(real_hbase, tmp_path):
+    """``hbase.masters`` (MasterRegistry's setting): a listed master that is down is skipped; the first that
+    answers serves the command."""
+    cluster = real_hbase.layout().cluster_key
+    site = Path(tmp_path, "masters.xml")
+    masters = f"127.0.0.1:{free_port()},127.0.0.1:{real_hbase.layout().master_port}"
+    site.write_text(f"<configuration><property><name>hbase.masters</name><value>{masters}</value></property>"
+                    "</configuration>")  # fmt: skip
+    done = subprocess.run([*HBREP, "--cluster", cluster, "--conf", str(site), "list_peers", "--json"],
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert {r["PEER_ID"] for r in json.loads(done.stdout)} == set(admin_peers(real_hbase))
