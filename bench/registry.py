@@ -55,6 +55,7 @@ BENCHMARKS: list[str] = [
     "hot_paths",
     "sink_protocols",
     "hbase_native",
+    "hbase_client",
     "dag_import",
     "scheduler",
 ]

@@ -104,7 +104,9 @@ SECTIONS = (
         "Replication (HBase shell)",
         (
             peer_commands.add_peer, peer_commands.remove_peer, peer_commands.enable_peer,
-            peer_commands.disable_peer, peer_commands.list_peers, peer_commands.queues, ship_commands.status,
+            peer_commands.disable_peer, peer_commands.list_peers, peer_commands.peer_modification_enabled,
+            peer_commands.peer_modification_switch, peer_commands.hbase_peer_doctor, peer_commands.queues,
+            ship_commands.status,
             *peer_config_commands.COMMANDS, *peer_config_commands.TABLE_COMMANDS,
             *consistency_commands.COMMANDS, *lag_commands.COMMANDS, *verify_commands.COMMANDS,
             *repair_commands.COMMANDS, *seed_commands.COMMANDS,
@@ -114,12 +116,15 @@ SECTIONS = (
         "Table (HBase shell)",
         (
             cluster_commands.create_table, cluster_commands.alter, cluster_commands.disable, cluster_commands.enable,
-            cluster_commands.is_enabled, cluster_commands.describe, cluster_commands.flush,
+            cluster_commands.is_enabled, cluster_commands.describe, cluster_commands.list_tables,
+            cluster_commands.exists, cluster_commands.drop, cluster_commands.truncate, cluster_commands.flush,
+            cluster_commands.compact, cluster_commands.major_compact,
         ),
     ),
     (
         "Data (HBase shell)",
-        (cluster_commands.put, cluster_commands.delete, *data_commands.COMMANDS, cluster_commands.load),
+        (cluster_commands.put, cluster_commands.delete, cluster_commands.deleteall, *data_commands.COMMANDS,
+         cluster_commands.load),
     ),
     ("Tools", (wal_commands.wal, conf_command.conf, metrics_commands.metrics)),
     ("Shipping and failover (hbrep)", (ship_commands.ship, peer_commands.failover, maintenance_commands.clean)),

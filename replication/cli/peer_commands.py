@@ -1,5 +1,14 @@
 """Peers, queues and queue claims: ``add_peer``, ``remove_peer``, ``enable_peer``, ``disable_peer``,
-``list_peers``, ``queues`` and ``failover claim`` (names from the HBase shell)."""
+``list_peers``, ``list_peer_configs``, ``peer_modification_enabled``, ``peer_modification_switch``,
+``hbase_peer_doctor``, ``queues`` and ``failover claim`` (names from the HBase shell).
+
+The peer commands act the same on hbrep's clusters and on a real HBase 2.x (``peer_storage``): when the
+cluster key names a real HBase (no hbrep cluster recorded under the parent, and HBase's master,
+``running`` or ``meta-region-server`` znode), every change is one of its master's procedures over
+HBase's RPC (``replication/hbase``), applied at once by the master and its region servers; hbrep
+never writes a real HBase's peer znodes itself (issue 49). A real HBase whose master is down refuses
+the command with one line ("no active HBase master at <key>").
+"""
 
 from __future__ import annotations
 
@@ -11,8 +20,11 @@ from kazoo.client import KazooClient
 
 from replication.cli.common import CliContext, emit_json, json_option, pass_context
 from replication.config import replication_disabled_reason
-from replication.devstack.shadow_peers import add_shadow_peer, remove_shadow_peer
 from replication.errors import HbrepError
+from replication.hbase.master_admin import master_admin
+from replication.hbase.master_peers import MasterPeerStorage
+from replication.hbase.registry import names_real_hbase
+from replication.hbase.shadow_peers import add_shadow_peer
 from replication.secrets import refuse_plain_secrets
 from replication.source.peer_protocol import configured_protocol
 from replication.zk.client import connect, zk_options
@@ -49,6 +61,21 @@ def zk_session(ctx: CliContext) -> Iterator[tuple[KazooClient, ZNodePaths]]:
     finally:
         zk.stop()
         zk.close()
+
+
+PeerStorage = ReplicationPeerStorage | MasterPeerStorage
+
+
+@contextlib.contextmanager
+def peer_storage(ctx: CliContext) -> Iterator[PeerStorage]:
+    """The peers of the command's cluster: a real HBase's through its master's procedures, else hbrep's
+    znodes (``ReplicationPeerStorage``). NoActiveMaster when the cluster is a real HBase whose master is down."""
+    with zk_session(ctx) as (zk, paths):
+        if names_real_hbase(zk, paths, ctx.conf):
+            with master_admin(zk, paths, ctx.cluster, ctx.conf) as admin:
+                yield MasterPeerStorage(admin)
+        else:
+            yield ReplicationPeerStorage(zk, paths)
 
 
 def parse_config_items(peer_id: str, items: tuple[str, ...]) -> dict[str, str]:
@@ -90,7 +117,7 @@ def parse_config_items(peer_id: str, items: tuple[str, ...]) -> dict[str, str]:
 @click.option(
     "--shadow",
     is_flag=True,
-    help="--cluster is a real HBase: add the peer there through HBase's Admin, DISABLED and marked "
+    help="--cluster is a real HBase: add the peer there through its master's procedure, DISABLED and marked "
     "hbrep.peer.shadow=true, so HBase queues and keeps every WAL for it and hbrep's DAGs ship them.",
 )
 @click.option(
@@ -142,22 +169,22 @@ def add_peer(
     check_peer_config(config)  # HBase's checkPeerConfig: namespaces and table-cfs may not overlap
     if shadow:
         with zk_session(ctx) as (zk, paths):
-            recorded = add_shadow_peer(ctx.cluster, zk, paths, peer_id, config, rootdir, thrift)
+            recorded = add_shadow_peer(ctx.cluster, zk, paths, peer_id, config, rootdir, thrift, ctx.conf)
         click.echo(
             f"peer {peer_id} added to HBase at {ctx.cluster} as a shadow peer ({cluster_key}, DISABLED in HBase; "
             f"hbrep ships it from {recorded})"
         )
         return
-    with zk_session(ctx) as (zk, paths):
-        ReplicationPeerStorage(zk, paths).add_peer(peer_id, config, enabled=state.upper() == "ENABLED")
+    with peer_storage(ctx) as storage:
+        storage.add_peer(peer_id, config, enabled=state.upper() == "ENABLED")
     click.echo(f"peer {peer_id} added ({cluster_key}, {state.upper()})")
-    disabled = replication_disabled_reason(ctx.conf)
+    disabled = replication_disabled_reason(ctx.conf) if isinstance(storage, ReplicationPeerStorage) else None
     if disabled:
         click.echo(f"warning: {disabled}; nothing is shipped to peer {peer_id} until it is true", err=True)
 
 
-def _is_shadow(storage: ReplicationPeerStorage, peer_id: str) -> bool:
-    """True for an existing shadow peer (zk/shadow_peer.py), which only HBase's Admin may change."""
+def _is_shadow(storage: PeerStorage, peer_id: str) -> bool:
+    """True for an existing shadow peer (zk/shadow_peer.py), which only HBase's master may change."""
     return storage.peer_exists(peer_id) and is_shadow_peer(storage.get_peer_config(peer_id))
 
 
@@ -165,20 +192,15 @@ def _is_shadow(storage: ReplicationPeerStorage, peer_id: str) -> bool:
 @click.argument("peer_id")
 @pass_context
 def remove_peer(ctx: CliContext, peer_id: str) -> None:
-    """Remove a peer and every queue (normal and recovered) kept for it (a shadow peer through HBase's Admin)."""
-    with zk_session(ctx) as (zk, paths):
-        storage = ReplicationPeerStorage(zk, paths)
-        shadow = _is_shadow(storage, peer_id)
-        if not shadow:
-            storage.remove_peer(peer_id)
-    if shadow:
-        remove_shadow_peer(ctx.cluster, peer_id)
+    """Remove a peer and every queue (normal and recovered) kept for it (on a real HBase, a shadow peer
+    included, through its master's RemoveReplicationPeer procedure)."""
+    with peer_storage(ctx) as storage:
+        storage.remove_peer(peer_id)
     click.echo(f"peer {peer_id} removed")
 
 
 def _set_state(ctx: CliContext, peer_id: str, enabled: bool) -> None:
-    with zk_session(ctx) as (zk, paths):
-        storage = ReplicationPeerStorage(zk, paths)
+    with peer_storage(ctx) as storage:
         if _is_shadow(storage, peer_id):
             raise HbrepError(
                 f"peer {peer_id} is a shadow peer: HBase holds it DISABLED and hbrep ships it; to stop shipping, "
@@ -221,17 +243,20 @@ def _peer_row(peer_id: str, config: ReplicationPeerConfig, enabled: bool) -> dic
     }
 
 
+def _peers(ctx: CliContext) -> list[tuple[str, ReplicationPeerConfig, bool]]:
+    """Every peer with its config and state, sorted by id (a real HBase's from ListReplicationPeers)."""
+    with peer_storage(ctx) as storage:
+        if isinstance(storage, MasterPeerStorage):
+            return [(p.peer_id, p.config, p.enabled) for p in storage.list_peers()]
+        return [(pid, storage.get_peer_config(pid), storage.is_peer_enabled(pid)) for pid in storage.list_peer_ids()]
+
+
 @click.command("list_peers")
 @json_option
 @pass_context
 def list_peers(ctx: CliContext, as_json: bool) -> None:
     """The peers, as the HBase shell lists them."""
-    with zk_session(ctx) as (zk, paths):
-        storage = ReplicationPeerStorage(zk, paths)
-        rows = [
-            _peer_row(pid, storage.get_peer_config(pid), storage.is_peer_enabled(pid))
-            for pid in storage.list_peer_ids()
-        ]
+    rows = [_peer_row(pid, config, enabled) for pid, config, enabled in _peers(ctx)]
     if as_json:
         emit_json(rows)
         return
@@ -240,6 +265,89 @@ def list_peers(ctx: CliContext, as_json: bool) -> None:
     for line in table:
         click.echo(" ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip())
     click.echo(f"{len(rows)} row(s)")
+
+
+# -- peer modification switch (HBase 2.6) -----------------------------------------------------------------
+@click.command("peer_modification_enabled")
+@pass_context
+def peer_modification_enabled(ctx: CliContext) -> None:
+    """Print true or false: may peers be added, removed or changed (HBase 2.6's IsReplicationPeerModificationEnabled).
+    An hbrep cluster has no such switch: its peers may always be changed (prints true)."""
+    with peer_storage(ctx) as storage:
+        enabled = (
+            storage.admin.is_replication_peer_modification_enabled() if isinstance(storage, MasterPeerStorage) else True
+        )
+    click.echo(str(enabled).lower())
+
+
+@click.command("peer_modification_switch")
+@click.argument("on_off", metavar="on|off", type=click.Choice(["on", "off"], case_sensitive=False))
+@pass_context
+def peer_modification_switch(ctx: CliContext, on_off: str) -> None:
+    """Allow (on) or refuse (off) peer changes on a real HBase 2.6 master (ReplicationPeerModificationSwitch);
+    prints the previous value. Refused on an hbrep cluster, which has no such switch."""
+    with peer_storage(ctx) as storage:
+        if not isinstance(storage, MasterPeerStorage):
+            raise HbrepError(
+                f"peer_modification_switch: {ctx.cluster} is an hbrep cluster, which has no peer modification "
+                "switch (its peers change only through hbrep's commands); it applies to a real HBase 2.6 master"
+            )
+        previous = storage.admin.replication_peer_modification_switch(on_off.lower() == "on")
+    click.echo(f"peer modification switch {on_off.lower()} (was {'on' if previous else 'off'})")
+
+
+# -- issue 49: peer znodes a running master does not know --------------------------------------------------
+@click.command("hbase_peer_doctor")
+@click.option("--fix", is_flag=True, help="Delete the peer znodes the master does not know (checked again first).")
+@json_option
+@pass_context
+def hbase_peer_doctor(ctx: CliContext, fix: bool, as_json: bool) -> None:
+    """On a real HBase: the peer znodes its master's ListReplicationPeers does not know (written behind
+    the master's back), its peers without a znode, and its unfinished peer procedures; how to recover.
+    Exit 3 while anything is wrong."""
+    from replication.hbase.peer_doctor import diagnose, remove_orphans
+
+    with zk_session(ctx) as (zk, paths):
+        if not names_real_hbase(zk, paths, ctx.conf):
+            raise HbrepError(
+                f"hbase_peer_doctor is for a real HBase; {ctx.cluster} is not one (an hbrep cluster's peers are "
+                "its znodes: list_peers shows them)"
+            )
+        with master_admin(zk, paths, ctx.cluster, ctx.conf) as admin:
+            found = diagnose(zk, paths, admin)
+            if fix and found.orphan_znodes:
+                found.removed = remove_orphans(zk, paths, admin, found)
+                removed = found.removed
+                found = diagnose(zk, paths, admin)
+                found.removed = removed
+    if as_json:
+        emit_json(found.as_dict())
+    else:
+        _print_diagnosis(found, ctx)
+    if not found.healthy:
+        raise click.exceptions.Exit(3)
+
+
+def _print_diagnosis(found, ctx: CliContext) -> None:  # type: ignore[no-untyped-def]
+    for peer_id in found.removed:
+        click.echo(f"removed peer znode of {peer_id} (the master did not know it)")
+    for peer_id, path in sorted(found.orphan_znodes.items()):
+        click.echo(
+            f"peer znode {path} exists but the master does not know peer {peer_id} (ListReplicationPeers): "
+            f"remove it with `hbrep --cluster {ctx.cluster} hbase_peer_doctor --fix`, then add the peer through "
+            f"the master (`hbrep add_peer {peer_id} ...`)"
+        )
+    for peer_id in found.master_only:
+        click.echo(f"the master knows peer {peer_id} but its znode is missing: restart the master, or "
+                   f"remove_peer {peer_id} and add it again")  # fmt: skip
+    for proc in found.unfinished:
+        click.echo(
+            f"procedure {proc.proc_id} ({proc.class_name}, {proc.state}) is not finished: once the peer znodes "
+            "above are removed it finishes at its next retry; if it does not, bypass it with HBCK2 "
+            f"(`hbase hbck -j hbase-hbck2.jar bypass -o {proc.proc_id}`)"
+        )
+    if found.healthy:
+        click.echo("every peer znode is known to the master and no peer procedure is pending")
 
 
 @click.command("queues")
@@ -344,4 +452,7 @@ def claim(ctx: CliContext, dead_server: str, claimer: str, wait: float, force: b
             click.echo(f"claimed {q.old_queue_id} -> {claimer}/{q.new_queue_id}: {len(q.wals)} WAL(s)")
 
 
-COMMANDS = (add_peer, remove_peer, enable_peer, disable_peer, list_peers, queues, failover)
+COMMANDS = (
+    add_peer, remove_peer, enable_peer, disable_peer, list_peers, peer_modification_enabled,
+    peer_modification_switch, hbase_peer_doctor, queues, failover,
+)  # fmt: skip

@@ -39,6 +39,7 @@ def seed_peer(
 
     From a real HBase source (PEER a shadow peer to a real HBase cluster) each table is copied with HBase's
     own snapshot, ExportSnapshot (into --peer-rootdir) and clone/restore on the peer."""
+    from replication.devstack.hbase_snapshots import JavaSnapshotCopier
     from replication.operations.seed import check_seed_request
     from replication.operations.seed import seed_peer as run_seed
     from replication.spark import spark_session
@@ -50,7 +51,7 @@ def seed_peer(
         spark = spark_session("hbrep-seed", master=ctx.conf.get_str("hbrep.spark.master"))  # after the checks
         report = run_seed(
             spark, zk, ctx.cluster, ctx.conf, peer, list(tables), cluster_key=cluster_key, chunks=chunks,
-            timeout_s=timeout_s, peer_rootdir=peer_rootdir,
+            timeout_s=timeout_s, peer_rootdir=peer_rootdir, copier=JavaSnapshotCopier(),
         )  # fmt: skip
     if as_json:
         emit_json(report.as_dict())

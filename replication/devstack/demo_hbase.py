@@ -29,8 +29,8 @@ from replication.config import Config
 from replication.devstack.airflow_api import AirflowApi
 from replication.devstack.demo import run_dag, run_demo, say, start_services
 from replication.devstack.hbase import RealHBase
-from replication.devstack.shadow_peers import add_shadow_peer
 from replication.fs import get_filesystem
+from replication.hbase.shadow_peers import add_shadow_peer
 from replication.monitoring.metrics import MetricsStore
 from replication.monitoring.status import replication_status
 from replication.zk.client import connected

@@ -56,6 +56,8 @@ class RepairReport:
     written: dict[str, int] = field(default_factory=dict)
     after: RepairPlan | None = None
     elapsed_s: float = 0.0
+    peer_key: str = ""  # the peer's cluster key and its name of the table (for the major_compact advice)
+    peer_table: str = ""
 
     @property
     def remaining(self) -> int:
@@ -73,7 +75,9 @@ class RepairReport:
         if self.after.cells_to_put:
             reasons.append(
                 f"{self.after.cells_to_put} cells written are still hidden on the peer, masked by its newer delete "
-                "markers (HBase keeps them until a major compaction of the peer's table; then repair again)"
+                "markers (HBase keeps them until a major compaction of the peer's table: "
+                f"hbrep --cluster {self.peer_key or '<peer>'} major_compact {self.peer_table or self.table} "
+                "--wait 600, then repair again)"
             )
         if not self.deletes and self.after.counters.get("SOURCEMISSINGCELLS", 0):
             reasons.append(
@@ -188,6 +192,7 @@ def run_repair(
     report = RepairReport(
         job.peer_id, table, list(options.families or []), options.deletes, options.dry_run, job.two_way, before
     )
+    report.peer_key, report.peer_table = str(target.peer_key), options.peer_table or table
     if not options.dry_run:
         if before.changes:
             peer = read_peer(job.peer_id, job.storage, conf, resolve_disabled=True)

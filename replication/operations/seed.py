@@ -47,8 +47,12 @@ from replication.cluster.source_cluster import SourceCluster, open_source
 from replication.cluster.source_tables import source_table
 from replication.errors import HbrepError
 from replication.fs import get_filesystem
+from replication.hbase.shadow_peers import add_shadow_peer, remove_shadow_peer
+from replication.jobs.launch import runner_for
 from replication.operations.consistency import check_token, take_token
+from replication.operations.seed_snapshot import SnapshotCopier, create_table, snapshot_name, table_exists
 from replication.operations.sync_table import SyncOptions
+from replication.source.cycle import run_cycle
 from replication.source.filters import table_name_str
 from replication.tables.descriptors import TableDescriptor, TableRegistry
 from replication.tables.semantics import LATEST_TIMESTAMP
@@ -129,16 +133,13 @@ def _peer_registry(key: ClusterKey, conf: Config) -> TableRegistry | None:
 def ensure_tables_on_peer(conf: Config, config: ReplicationPeerConfig, descriptors: list[TableDescriptor]) -> list[str]:
     """Create each table the peer lacks with the source's descriptor (families, their scopes and versions);
     the tables created. An hbrep peer's registry is written; a real HBase peer is asked through its Admin."""
-    from replication.operations.seed_snapshot import create_table, table_exists
-
     key = ClusterKey.parse(config.cluster_key)
     registry = _peer_registry(key, conf)
     created = []
     for desc in descriptors:
         if registry is None:
-            if not table_exists(key, desc.name):
-                families = [(f, cf.scope, cf.max_versions) for f, cf in sorted(desc.families.items())]
-                create_table(key, desc.name, families)
+            if not table_exists(key, desc.name, conf):
+                create_table(key, desc, conf)
                 created.append(desc.name)
         elif not registry.exists(desc.name):
             registry.create(desc)
@@ -316,7 +317,9 @@ def start_seed(
         LOG.info("seed of peer %s resumes: %d chunks left", peer_id, len(mark.chunks_left()))
         return mark, []
     if source.is_real_hbase:
-        return _start_snapshot_seed(zk, key, source, peer_id, names, descriptors, str(peer_rootdir), queue_timeout_s)
+        return _start_snapshot_seed(
+            zk, key, conf, source, peer_id, names, descriptors, str(peer_rootdir), queue_timeout_s
+        )
     adding = not storage.peer_exists(peer_id)
     config = ReplicationPeerConfig(cluster_key=str(cluster_key)) if adding else storage.get_peer_config(peer_id)
     # The tables first: once the peer exists its own cycles ship, and until the seed's mark is written they do
@@ -346,6 +349,7 @@ def start_seed(
 def _start_snapshot_seed(
     zk: KazooClient,
     key: ClusterKey,
+    conf: Config,
     source: SourceCluster,
     peer_id: str,
     names: list[str],
@@ -355,14 +359,11 @@ def _start_snapshot_seed(
 ) -> tuple[SeedMark, list[str]]:
     """start_seed between real HBase clusters: the helper is a shadow peer added through HBase's Admin, like the
     peer (HBase queues their WALs, hbrep ships them); each table is one chunk, copied by snapshot."""
-    from replication.devstack.shadow_peers import add_shadow_peer
-    from replication.operations.seed_snapshot import table_exists
-
     storage = ReplicationPeerStorage(zk, source.paths)
     config = storage.get_peer_config(peer_id)
     helper = helper_peer_id(peer_id)
     peer_key = ClusterKey.parse(config.cluster_key)
-    missing = [d.name for d in descriptors if not table_exists(peer_key, d.name)]
+    missing = [d.name for d in descriptors if not table_exists(peer_key, d.name, conf)]
     if not storage.peer_exists(helper):
         add_shadow_peer(key, zk, source.paths, helper, _helper_config(config, descriptors), None)
     _wait_for_helper_queues(zk, source, helper, queue_timeout_s)
@@ -377,9 +378,20 @@ def _start_snapshot_seed(
 # 2. copy
 
 
-def copy_chunk(spark: Any, zk: KazooClient, key: ClusterKey, conf: Config, peer_id: str, table: str, chunk: int) -> int:
+def copy_chunk(
+    spark: Any,
+    zk: KazooClient,
+    key: ClusterKey,
+    conf: Config,
+    peer_id: str,
+    table: str,
+    chunk: int,
+    *,
+    copier: SnapshotCopier | None = None,
+) -> int:
     """Make one chunk of ``table`` on the peer the source's, then record it finished; the cells written
-    (0 for a chunk finished before: a resumed seed skips it). ``spark`` may be None for a seed by snapshot."""
+    (0 for a chunk finished before: a resumed seed skips it). ``spark`` may be None for a seed by snapshot,
+    which needs ``copier`` (HBase's snapshot tools; SeedError without one)."""
     from replication.operations.repair import prepare_repair, run_repair  # Spark's side: only when a chunk is copied
 
     source = open_source(zk, key, conf)
@@ -392,7 +404,7 @@ def copy_chunk(spark: Any, zk: KazooClient, key: ClusterKey, conf: Config, peer_
     if chunk in mark.done.get(table, []):
         return 0
     if mark.method == "snapshot":
-        return _copy_by_snapshot(zk, key, source, mark, table)
+        return _copy_by_snapshot(zk, key, source, mark, table, copier)
     start_row, stop_row = mark.row_range(table, chunk)
     options = SyncOptions(start_row=start_row, stop_row=stop_row)
     # No deletes while the source keeps writing: a cell its scan missed (still in a memstore a flush did not
@@ -407,15 +419,20 @@ def copy_chunk(spark: Any, zk: KazooClient, key: ClusterKey, conf: Config, peer_
     return cells
 
 
-def _copy_by_snapshot(zk: KazooClient, key: ClusterKey, source: SourceCluster, mark: SeedMark, table: str) -> int:
+def _copy_by_snapshot(
+    zk: KazooClient, key: ClusterKey, source: SourceCluster, mark: SeedMark, table: str, copier: SnapshotCopier | None
+) -> int:
     """One table of a seed between real HBase clusters: HBase's snapshot, ExportSnapshot, clone or restore
     (``seed_snapshot.py``); recorded finished. Returns 0: HBase copies files, it counts no cells."""
-    from replication.operations.seed_snapshot import copy_table_by_snapshot, snapshot_name
-
+    if copier is None:
+        raise SeedError(
+            f"the seed of peer {mark.peer_id} copies {table} with HBase's snapshot tools (ExportSnapshot, Java): "
+            "run it with hbrep seed_peer or the hbrep_seed_peer DAG, which hand them in"
+        )
     peer_key = ClusterKey.parse(ReplicationPeerStorage(zk, source.paths).get_peer_config(mark.peer_id).cluster_key)
     name = snapshot_name(mark.peer_id, table, mark.started_ms)
     started = time.monotonic()
-    action = copy_table_by_snapshot(key, source.root_uri, peer_key, mark.peer_rootdir, table, name)
+    action = copier.copy_table(key, source.root_uri, peer_key, mark.peer_rootdir, table, name)
     chunk_done(zk, source.paths, mark.peer_id, table, 0)
     LOG.info("seed of peer %s: table %s %s on the peer from snapshot %s in %.1f s", mark.peer_id, table, action,
              name, time.monotonic() - started)  # fmt: skip
@@ -479,9 +496,7 @@ def catch_up(
             cycles += 1
         delete_seed(zk, paths, peer_id)
         if shadow_helper:
-            from replication.devstack.shadow_peers import remove_shadow_peer
-
-            remove_shadow_peer(key, helper)  # through HBase's Admin: HBase drops the helper's queues
+            remove_shadow_peer(key, helper, conf)  # through HBase's Admin: HBase drops the helper's queues
         else:
             storage.remove_peer(helper)
     finally:
@@ -557,11 +572,10 @@ def seed_peer(
     chunks: int = DEFAULT_CHUNKS,
     timeout_s: float = 600.0,
     peer_rootdir: str | None = None,
+    copier: SnapshotCopier | None = None,
 ) -> SeedReport:
-    """The whole seed in this process: start (or resume), copy every chunk left, catch up, verify."""
-    from replication.jobs.launch import runner_for
-    from replication.source.cycle import run_cycle
-
+    """The whole seed in this process: start (or resume), copy every chunk left, catch up, verify.
+    ``copier``: HBase's snapshot tools, for a seed between real HBase clusters."""
     started = time.monotonic()
     mark, created = start_seed(spark, zk, key, conf, peer_id, tables, cluster_key=cluster_key, chunks=chunks,
                                peer_rootdir=peer_rootdir)  # fmt: skip
@@ -569,7 +583,7 @@ def seed_peer(
     report.resumed_chunks = sum(len(v) for v in mark.done.values())
     for table, chunk in mark.chunks_left():
         report.copied_cells[table] = report.copied_cells.get(table, 0) + copy_chunk(
-            spark, zk, key, conf, peer_id, table, chunk
+            spark, zk, key, conf, peer_id, table, chunk, copier=copier
         )
     runner = runner_for(conf, spark)
 

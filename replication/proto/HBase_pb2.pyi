@@ -1,4 +1,5 @@
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from collections.abc import Iterable as _Iterable, Mapping as _Mapping
@@ -97,3 +98,19 @@ class VersionInfo(_message.Message):
     version_major: int
     version_minor: int
     def __init__(self, version: _Optional[str] = ..., url: _Optional[str] = ..., revision: _Optional[str] = ..., user: _Optional[str] = ..., date: _Optional[str] = ..., src_checksum: _Optional[str] = ..., version_major: _Optional[int] = ..., version_minor: _Optional[int] = ...) -> None: ...
+
+class TableState(_message.Message):
+    __slots__ = ("state",)
+    class State(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+        __slots__ = ()
+        ENABLED: _ClassVar[TableState.State]
+        DISABLED: _ClassVar[TableState.State]
+        DISABLING: _ClassVar[TableState.State]
+        ENABLING: _ClassVar[TableState.State]
+    ENABLED: TableState.State
+    DISABLED: TableState.State
+    DISABLING: TableState.State
+    ENABLING: TableState.State
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    state: TableState.State
+    def __init__(self, state: _Optional[_Union[TableState.State, str]] = ...) -> None: ...

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from . import HBase_pb2 as HBase__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x11Replication.proto\x12\x08hbase.pb\x1a\x0bHBase.proto\"D\n\x07TableCF\x12\'\n\ntable_name\x18\x01 \x01(\x0b\x32\x13.hbase.pb.TableName\x12\x10\n\x08\x66\x61milies\x18\x02 \x03(\x0c\"\xdd\x02\n\x0fReplicationPeer\x12\x12\n\nclusterkey\x18\x01 \x02(\t\x12\x1f\n\x17replicationEndpointImpl\x18\x02 \x01(\t\x12&\n\x04\x64\x61ta\x18\x03 \x03(\x0b\x32\x18.hbase.pb.BytesBytesPair\x12/\n\rconfiguration\x18\x04 \x03(\x0b\x32\x18.hbase.pb.NameStringPair\x12$\n\ttable_cfs\x18\x05 \x03(\x0b\x32\x11.hbase.pb.TableCF\x12\x12\n\nnamespaces\x18\x06 \x03(\x0c\x12\x11\n\tbandwidth\x18\x07 \x01(\x03\x12\x15\n\rreplicate_all\x18\x08 \x01(\x08\x12,\n\x11\x65xclude_table_cfs\x18\t \x03(\x0b\x32\x11.hbase.pb.TableCF\x12\x1a\n\x12\x65xclude_namespaces\x18\n \x03(\x0c\x12\x0e\n\x06serial\x18\x0b \x01(\x08\"g\n\x10ReplicationState\x12/\n\x05state\x18\x01 \x02(\x0e\x32 .hbase.pb.ReplicationState.State\"\"\n\x05State\x12\x0b\n\x07\x45NABLED\x10\x00\x12\x0c\n\x08\x44ISABLED\x10\x01')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x11Replication.proto\x12\x08hbase.pb\x1a\x0bHBase.proto\"D\n\x07TableCF\x12\'\n\ntable_name\x18\x01 \x01(\x0b\x32\x13.hbase.pb.TableName\x12\x10\n\x08\x66\x61milies\x18\x02 \x03(\x0c\"\xdd\x02\n\x0fReplicationPeer\x12\x12\n\nclusterkey\x18\x01 \x02(\t\x12\x1f\n\x17replicationEndpointImpl\x18\x02 \x01(\t\x12&\n\x04\x64\x61ta\x18\x03 \x03(\x0b\x32\x18.hbase.pb.BytesBytesPair\x12/\n\rconfiguration\x18\x04 \x03(\x0b\x32\x18.hbase.pb.NameStringPair\x12$\n\ttable_cfs\x18\x05 \x03(\x0b\x32\x11.hbase.pb.TableCF\x12\x12\n\nnamespaces\x18\x06 \x03(\x0c\x12\x11\n\tbandwidth\x18\x07 \x01(\x03\x12\x15\n\rreplicate_all\x18\x08 \x01(\x08\x12,\n\x11\x65xclude_table_cfs\x18\t \x03(\x0b\x32\x11.hbase.pb.TableCF\x12\x1a\n\x12\x65xclude_namespaces\x18\n \x03(\x0c\x12\x0e\n\x06serial\x18\x0b \x01(\x08\"g\n\x10ReplicationState\x12/\n\x05state\x18\x01 \x02(\x0e\x32 .hbase.pb.ReplicationState.State\"\"\n\x05State\x12\x0b\n\x07\x45NABLED\x10\x00\x12\x0c\n\x08\x44ISABLED\x10\x01\"~\n\x1aReplicationPeerDescription\x12\n\n\x02id\x18\x01 \x02(\t\x12)\n\x05state\x18\x02 \x02(\x0b\x32\x1a.hbase.pb.ReplicationState\x12)\n\x06\x63onfig\x18\x03 \x02(\x0b\x32\x19.hbase.pb.ReplicationPeer\"\x8c\x01\n\x19\x41\x64\x64ReplicationPeerRequest\x12\x0f\n\x07peer_id\x18\x01 \x02(\t\x12.\n\x0bpeer_config\x18\x02 \x02(\x0b\x32\x19.hbase.pb.ReplicationPeer\x12.\n\npeer_state\x18\x03 \x02(\x0b\x32\x1a.hbase.pb.ReplicationState\"-\n\x1a\x41\x64\x64ReplicationPeerResponse\x12\x0f\n\x07proc_id\x18\x01 \x01(\x04\"/\n\x1cRemoveReplicationPeerRequest\x12\x0f\n\x07peer_id\x18\x01 \x02(\t\"0\n\x1dRemoveReplicationPeerResponse\x12\x0f\n\x07proc_id\x18\x01 \x01(\x04\"/\n\x1c\x45nableReplicationPeerRequest\x12\x0f\n\x07peer_id\x18\x01 \x02(\t\"0\n\x1d\x45nableReplicationPeerResponse\x12\x0f\n\x07proc_id\x18\x01 \x01(\x04\"0\n\x1d\x44isableReplicationPeerRequest\x12\x0f\n\x07peer_id\x18\x01 \x02(\t\"1\n\x1e\x44isableReplicationPeerResponse\x12\x0f\n\x07proc_id\x18\x01 \x01(\x04\"2\n\x1fGetReplicationPeerConfigRequest\x12\x0f\n\x07peer_id\x18\x01 \x02(\t\"c\n GetReplicationPeerConfigResponse\x12\x0f\n\x07peer_id\x18\x01 \x02(\t\x12.\n\x0bpeer_config\x18\x02 \x02(\x0b\x32\x19.hbase.pb.ReplicationPeer\"e\n\"UpdateReplicationPeerConfigRequest\x12\x0f\n\x07peer_id\x18\x01 \x02(\t\x12.\n\x0bpeer_config\x18\x02 \x02(\x0b\x32\x19.hbase.pb.ReplicationPeer\"6\n#UpdateReplicationPeerConfigResponse\x12\x0f\n\x07proc_id\x18\x01 \x01(\x04\",\n\x1bListReplicationPeersRequest\x12\r\n\x05regex\x18\x01 \x01(\t\"W\n\x1cListReplicationPeersResponse\x12\x37\n\tpeer_desc\x18\x01 \x03(\x0b\x32$.hbase.pb.ReplicationPeerDescription\"1\n\x1eGetReplicationPeerStateRequest\x12\x0f\n\x07peer_id\x18\x01 \x02(\t\"5\n\x1fGetReplicationPeerStateResponse\x12\x12\n\nis_enabled\x18\x01 \x02(\x08\"6\n(ReplicationPeerModificationSwitchRequest\x12\n\n\x02on\x18\x01 \x02(\x08\"C\n)ReplicationPeerModificationSwitchResponse\x12\x16\n\x0eprevious_value\x18\x01 \x02(\x08\"-\n+IsReplicationPeerModificationEnabledRequest\"?\n,IsReplicationPeerModificationEnabledResponse\x12\x0f\n\x07\x65nabled\x18\x01 \x02(\x08')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -40,4 +40,46 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_REPLICATIONSTATE']._serialized_end=569
   _globals['_REPLICATIONSTATE_STATE']._serialized_start=535
   _globals['_REPLICATIONSTATE_STATE']._serialized_end=569
+  _globals['_REPLICATIONPEERDESCRIPTION']._serialized_start=571
+  _globals['_REPLICATIONPEERDESCRIPTION']._serialized_end=697
+  _globals['_ADDREPLICATIONPEERREQUEST']._serialized_start=700
+  _globals['_ADDREPLICATIONPEERREQUEST']._serialized_end=840
+  _globals['_ADDREPLICATIONPEERRESPONSE']._serialized_start=842
+  _globals['_ADDREPLICATIONPEERRESPONSE']._serialized_end=887
+  _globals['_REMOVEREPLICATIONPEERREQUEST']._serialized_start=889
+  _globals['_REMOVEREPLICATIONPEERREQUEST']._serialized_end=936
+  _globals['_REMOVEREPLICATIONPEERRESPONSE']._serialized_start=938
+  _globals['_REMOVEREPLICATIONPEERRESPONSE']._serialized_end=986
+  _globals['_ENABLEREPLICATIONPEERREQUEST']._serialized_start=988
+  _globals['_ENABLEREPLICATIONPEERREQUEST']._serialized_end=1035
+  _globals['_ENABLEREPLICATIONPEERRESPONSE']._serialized_start=1037
+  _globals['_ENABLEREPLICATIONPEERRESPONSE']._serialized_end=1085
+  _globals['_DISABLEREPLICATIONPEERREQUEST']._serialized_start=1087
+  _globals['_DISABLEREPLICATIONPEERREQUEST']._serialized_end=1135
+  _globals['_DISABLEREPLICATIONPEERRESPONSE']._serialized_start=1137
+  _globals['_DISABLEREPLICATIONPEERRESPONSE']._serialized_end=1186
+  _globals['_GETREPLICATIONPEERCONFIGREQUEST']._serialized_start=1188
+  _globals['_GETREPLICATIONPEERCONFIGREQUEST']._serialized_end=1238
+  _globals['_GETREPLICATIONPEERCONFIGRESPONSE']._serialized_start=1240
+  _globals['_GETREPLICATIONPEERCONFIGRESPONSE']._serialized_end=1339
+  _globals['_UPDATEREPLICATIONPEERCONFIGREQUEST']._serialized_start=1341
+  _globals['_UPDATEREPLICATIONPEERCONFIGREQUEST']._serialized_end=1442
+  _globals['_UPDATEREPLICATIONPEERCONFIGRESPONSE']._serialized_start=1444
+  _globals['_UPDATEREPLICATIONPEERCONFIGRESPONSE']._serialized_end=1498
+  _globals['_LISTREPLICATIONPEERSREQUEST']._serialized_start=1500
+  _globals['_LISTREPLICATIONPEERSREQUEST']._serialized_end=1544
+  _globals['_LISTREPLICATIONPEERSRESPONSE']._serialized_start=1546
+  _globals['_LISTREPLICATIONPEERSRESPONSE']._serialized_end=1633
+  _globals['_GETREPLICATIONPEERSTATEREQUEST']._serialized_start=1635
+  _globals['_GETREPLICATIONPEERSTATEREQUEST']._serialized_end=1684
+  _globals['_GETREPLICATIONPEERSTATERESPONSE']._serialized_start=1686
+  _globals['_GETREPLICATIONPEERSTATERESPONSE']._serialized_end=1739
+  _globals['_REPLICATIONPEERMODIFICATIONSWITCHREQUEST']._serialized_start=1741
+  _globals['_REPLICATIONPEERMODIFICATIONSWITCHREQUEST']._serialized_end=1795
+  _globals['_REPLICATIONPEERMODIFICATIONSWITCHRESPONSE']._serialized_start=1797
+  _globals['_REPLICATIONPEERMODIFICATIONSWITCHRESPONSE']._serialized_end=1864
+  _globals['_ISREPLICATIONPEERMODIFICATIONENABLEDREQUEST']._serialized_start=1866
+  _globals['_ISREPLICATIONPEERMODIFICATIONENABLEDREQUEST']._serialized_end=1911
+  _globals['_ISREPLICATIONPEERMODIFICATIONENABLEDRESPONSE']._serialized_start=1913
+  _globals['_ISREPLICATIONPEERMODIFICATIONENABLEDRESPONSE']._serialized_end=1976
 # @@protoc_insertion_point(module_scope)

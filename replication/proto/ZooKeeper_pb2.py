@@ -22,17 +22,20 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from . import HBase_pb2 as HBase__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x0fZooKeeper.proto\x12\x08hbase.pb\"+\n\x17ReplicationHLogPosition\x12\x10\n\x08position\x18\x01 \x02(\x03\"%\n\x0fReplicationLock\x12\x12\n\nlock_owner\x18\x01 \x02(\t')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x0fZooKeeper.proto\x12\x08hbase.pb\x1a\x0bHBase.proto\"+\n\x17ReplicationHLogPosition\x12\x10\n\x08position\x18\x01 \x02(\x03\"%\n\x0fReplicationLock\x12\x12\n\nlock_owner\x18\x01 \x02(\t\"V\n\x06Master\x12$\n\x06master\x18\x01 \x02(\x0b\x32\x14.hbase.pb.ServerName\x12\x13\n\x0brpc_version\x18\x02 \x01(\r\x12\x11\n\tinfo_port\x18\x03 \x01(\r')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'ZooKeeper_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_REPLICATIONHLOGPOSITION']._serialized_start=29
-  _globals['_REPLICATIONHLOGPOSITION']._serialized_end=72
-  _globals['_REPLICATIONLOCK']._serialized_start=74
-  _globals['_REPLICATIONLOCK']._serialized_end=111
+  _globals['_REPLICATIONHLOGPOSITION']._serialized_start=42
+  _globals['_REPLICATIONHLOGPOSITION']._serialized_end=85
+  _globals['_REPLICATIONLOCK']._serialized_start=87
+  _globals['_REPLICATIONLOCK']._serialized_end=124
+  _globals['_MASTER']._serialized_start=126
+  _globals['_MASTER']._serialized_end=212
 # @@protoc_insertion_point(module_scope)

@@ -1,14 +1,9 @@
-"""Peers both ways: a peer HBase's Admin API adds is what hbrep lists, and a peer `hbrep add_peer`
-writes is what HBase's Admin API reads back (listReplicationPeers, getReplicationPeerConfig,
-isReplicationPeerEnabled), and HBase's region servers start a replication source for it.
-
-A running HBase 2.x master keeps its peers in memory and changes them only through its own
-procedures (AddPeerProcedure and friends), so it loads a peer written into ZooKeeper by hbrep when it
-starts: the second and third tests restart the real HBase (docs/hbase.md: "Real HBase beside hbrep"). Its
-region servers learn a peer's state changes only from the master's procedures too, so `hbrep
-enable_peer` alone is not seen by a running HBase: the third test shows it ignored, then HBase
-shipping every row (those written while the peer was disabled included) into an hbrep cluster's
-HBase-RPC sink once the peer is enabled through HBase's Admin API, or once HBase restarts.
+"""Peers both ways with a running real HBase 2.6 (issue 43): a peer HBase's Admin API adds is what hbrep
+lists, and every hbrep peer command on a real HBase goes through its master's procedures
+(replication/hbase/master_admin.py), so HBase's own Admin (the AdminTool judge: listReplicationPeers,
+getReplicationPeerConfig, isReplicationPeerEnabled) sees each change at once, with no restart, and
+HBase's region servers act on it at once: `hbrep enable_peer` makes HBase ship every row (those
+written while the peer was disabled included) into an hbrep cluster's HBase-RPC sink.
 """
 
 from __future__ import annotations
@@ -37,9 +32,9 @@ from replication.zk.peer_storage import ReplicationPeerStorage
 
 pytestmark = pytest.mark.slow
 
-# how long a running HBase is watched not shipping after an enable written only to ZooKeeper (many of
-# its shipper's sleeps, replication.source.sleepforretries = 1 s; HBase ships within seconds once enabled)
-IGNORED_ENABLE_WINDOW_S = 15
+# how long a running HBase is watched not shipping a disabled peer (many of its shipper's sleeps,
+# replication.source.sleepforretries = 1 s; HBase ships within seconds once enabled)
+DISABLED_WINDOW_S = 10
 
 
 def _hbase_config(peer: dict) -> dict:
@@ -111,9 +106,8 @@ def test_peer_added_by_hbrep_is_read_back_by_hbase_admin_exactly(real_hbase):
     hbrep("add_peer", peer_id, elsewhere, "--state", "DISABLED", "--table-cfs", "t1:a,b;ns1:t2:;ns1:t3:x",
           "--namespaces", "ns8,ns9", "--bandwidth", "4096", "--serial", cluster=cluster)  # fmt: skip
     ours, _ = _hbrep_config(cluster, peer_id)
-    real_hbase.restart()
     try:
-        hbase = _peers(real_hbase, peer_id)[peer_id]
+        hbase = _peers(real_hbase, peer_id)[peer_id]  # at once: no restart
         assert hbase["enabled"] is False and hbase["is_enabled"] is False
         assert hbase["config"] == hbase["listed_config"]  # listReplicationPeers == getReplicationPeerConfig
         assert _hbase_config(hbase) == ours
@@ -131,8 +125,8 @@ def test_peer_added_by_hbrep_is_read_back_by_hbase_admin_exactly(real_hbase):
         queues = real_hbase.admin("queues")
         live = set(real_hbase.admin("servers"))
         assert live and all(peer_id in queues[server] for server in live)
-        real_hbase.admin("enable-peer", peer_id)
-        assert {r["PEER_ID"]: r["STATE"] for r in hbrep_json("list_peers", cluster=cluster)}[peer_id] == "ENABLED"
+        hbrep("enable_peer", peer_id, cluster=cluster)
+        assert _peers(real_hbase, peer_id)[peer_id]["is_enabled"] is True
         deadline = time.monotonic() + 60
         wanted = f"Received a peer change event, peerId={peer_id}, type=ENABLE_PEER"
         rs_logs = [log for log in real_hbase.log_files() if log.name.startswith("rs")]
@@ -140,13 +134,14 @@ def test_peer_added_by_hbrep_is_read_back_by_hbase_admin_exactly(real_hbase):
             assert time.monotonic() < deadline, f"not every region server enabled {peer_id}: {rs_logs}"
             time.sleep(1)
     finally:
-        real_hbase.admin("remove-peer", peer_id)
+        hbrep("remove_peer", peer_id, cluster=cluster)
+    assert peer_id not in _peers(real_hbase, peer_id)
 
 
 def test_peer_config_edited_by_hbreps_shell_commands_is_what_hbase_reads(real_hbase):
-    """Issue 23: the shell's peer-configuration commands write HBase's own protobuf: after
-    set_peer_replicate_all / exclude lists / bandwidth / serial / update_peer_config, HBase's Admin API
-    (after a restart: a running master keeps peers in memory) reads the same configuration."""
+    """Issues 23 and 43: after set_peer_replicate_all / exclude lists / bandwidth / serial /
+    update_peer_config (each the master's UpdateReplicationPeerConfig procedure), HBase's Admin API reads
+    the same configuration at once."""
     cluster = real_hbase.layout().cluster_key
     peer_id = f"e{uuid.uuid4().hex[:6]}"
     elsewhere = f"127.0.0.1:{real_hbase.layout().zk_port}:/hbase-elsewhere"
@@ -156,14 +151,18 @@ def test_peer_config_edited_by_hbreps_shell_commands_is_what_hbase_reads(real_hb
     hbrep("set_peer_replicate_all", peer_id, "true", cluster=cluster)
     hbrep("set_peer_exclude_tableCFs", peer_id, "t3:c;ns2:t4:", cluster=cluster)
     hbrep("set_peer_exclude_namespaces", peer_id, "ns7", cluster=cluster)
+    hbrep("append_peer_exclude_namespaces", peer_id, "ns8,ns9", cluster=cluster)
+    hbrep("remove_peer_exclude_namespaces", peer_id, "ns8,ns9", cluster=cluster)
+    hbrep("append_peer_exclude_tableCFs", peer_id, "t5", cluster=cluster)
+    hbrep("remove_peer_exclude_tableCFs", peer_id, "t5", cluster=cluster)
     hbrep("set_peer_bandwidth", peer_id, "8192", cluster=cluster)
     hbrep("set_peer_serial", peer_id, "true", cluster=cluster)
     hbrep("update_peer_config", peer_id, "--config", "x.y=1", cluster=cluster)
     ours, _ = _hbrep_config(cluster, peer_id)
-    real_hbase.restart()
     try:
         hbase = _peers(real_hbase, peer_id)[peer_id]
         assert _hbase_config(hbase) == ours
+        assert hbrep_json("list_peer_configs", cluster=cluster)[peer_id]["bandwidth"] == 8192
         assert hbase["config"]["replicate_all"] is True and hbase["config"]["exclude_table_cfs"] == {
             "t3": ["c"], "ns2:t4": []
         }  # fmt: skip
@@ -173,48 +172,29 @@ def test_peer_config_edited_by_hbreps_shell_commands_is_what_hbase_reads(real_hb
         real_hbase.admin("remove-peer", peer_id)
 
 
-def test_peers_added_by_hbrep_for_an_hbrep_cluster_get_every_row_once_hbase_sees_them_enabled(hbrep_sink, real_hbase):
-    """Two peers `hbrep add_peer` writes (DISABLED), each naming the hbrep cluster's HBase-RPC key for
-    its own table; after HBase's restart loads them, rows written while they are disabled stay on HBase.
-    `hbrep enable_peer` alone is not seen by the running HBase (its master still reports them disabled
-    and nothing ships: HBase 2.x region servers learn a state change only through the master's
-    EnablePeerProcedure). What works: the first peer enabled through HBase's Admin API ships every
-    cell at once; the second, left enabled only in ZooKeeper, ships every cell after HBase's next
-    restart (which loads the state; the rows sit in WALs of region servers that are gone, so they come
-    through the queues HBase claims). hbrep's WAL keys keep HBase's cluster id."""
+def test_a_peer_hbrep_enables_ships_every_row_from_hbase_at_once(hbrep_sink, real_hbase):
+    """A peer `hbrep add_peer` adds DISABLED, naming the hbrep cluster's HBase-RPC key: rows written while
+    it is disabled stay on HBase; `hbrep enable_peer` is the master's EnablePeerProcedure, so HBase's
+    master reports it enabled at once and its region servers ship every cell. hbrep's WAL keys keep
+    HBase's cluster id."""
     cluster = real_hbase.layout().cluster_key
     tag = uuid.uuid4().hex[:6]
-    by_admin, by_restart = (f"a{tag}", f"admin_{tag}"), (f"b{tag}", f"restart_{tag}")
+    peer_id, table = f"a{tag}", f"enabled_{tag}"
     peer_key = hbase_cluster_key(hbrep_sink.key, hbrep_sink.paths)
-    for peer_id, table in (by_admin, by_restart):
-        create_on_both(hbrep_sink, real_hbase, table)
-        hbrep("add_peer", peer_id, peer_key, "--state", "DISABLED", "--table-cfs", table, cluster=cluster)
-    real_hbase.restart()
+    create_on_both(hbrep_sink, real_hbase, table)
+    hbrep("add_peer", peer_id, peer_key, "--state", "DISABLED", "--table-cfs", table, cluster=cluster)
     try:
-        expected = {}
-        for peer_id, table in (by_admin, by_restart):
-            hbase = _peers(real_hbase, peer_id)[peer_id]
-            assert hbase["is_enabled"] is False and hbase["config"]["cluster_key"] == peer_key
-            assert hbase["config"]["table_cfs"] == {table: []}
-            expected[table] = write_through_thrift(real_hbase, table, 200)
-            assert hbase_table_cells(real_hbase, table) == expected[table]
-            hbrep("enable_peer", peer_id, cluster=cluster)
-            assert {r["PEER_ID"]: r["STATE"] for r in hbrep_json("list_peers", cluster=cluster)}[peer_id] == "ENABLED"
-            assert _peers(real_hbase, peer_id)[peer_id]["is_enabled"] is False  # HBase's master did not notice
-        time.sleep(IGNORED_ENABLE_WINDOW_S)
-        for _, table in (by_admin, by_restart):
-            assert hbrep_table_cells(hbrep_sink, table) == set(), f"{table}: shipped after an enable in ZooKeeper only"
-
-        real_hbase.admin("enable-peer", by_admin[0])
-        assert _peers(real_hbase, by_admin[0])[by_admin[0]]["is_enabled"] is True
-        assert_every_cell_arrives(hbrep_sink, by_admin[1], expected[by_admin[1]])
-        assert hbrep_table_cells(hbrep_sink, by_restart[1]) == set()
-
-        real_hbase.restart()
-        assert _peers(real_hbase, by_restart[0])[by_restart[0]]["is_enabled"] is True
-        assert_every_cell_arrives(hbrep_sink, by_restart[1], expected[by_restart[1]])
+        hbase = _peers(real_hbase, peer_id)[peer_id]
+        assert hbase["is_enabled"] is False and hbase["config"]["cluster_key"] == peer_key
+        assert hbase["config"]["table_cfs"] == {table: []}
+        expected = write_through_thrift(real_hbase, table, 200)
+        assert hbase_table_cells(real_hbase, table) == expected
+        time.sleep(DISABLED_WINDOW_S)
+        assert hbrep_table_cells(hbrep_sink, table) == set(), f"{table}: shipped while the peer was disabled"
+        hbrep("enable_peer", peer_id, cluster=cluster)
+        assert _peers(real_hbase, peer_id)[peer_id]["is_enabled"] is True  # the master knows at once
+        assert_every_cell_arrives(hbrep_sink, table, expected)
     finally:
-        for peer_id, _ in (by_admin, by_restart):
-            real_hbase.admin("remove-peer", peer_id)
-    for _, table in (by_admin, by_restart):
-        assert_hbrep_wal_keeps_hbase_cluster_id(hbrep_sink, real_hbase, table, expected[table])
+        hbrep("remove_peer", peer_id, cluster=cluster)
+    assert peer_id not in _peers(real_hbase, peer_id)
+    assert_hbrep_wal_keeps_hbase_cluster_id(hbrep_sink, real_hbase, table, expected)

@@ -339,7 +339,9 @@ class ReplicationHook(BaseHook):
         return [{"table": t, "chunk": k} for t, k in mark.chunks_left()]
 
     def seed_copy(self, *, peer_id: str, table: str, chunk: int) -> int:
-        """``replication.operations.seed.copy_chunk``: the cells written for one chunk (0 when it was done before)."""
+        """``replication.operations.seed.copy_chunk``: the cells written for one chunk (0 when it was done before).
+        A seed between real HBase clusters copies with HBase's snapshot tools (Java, on this worker)."""
+        from replication.devstack.hbase_snapshots import JavaSnapshotCopier
         from replication.operations.seed import copy_chunk
         from replication.spark import spark_session
         from replication.zk.layout import ZNodePaths
@@ -349,7 +351,8 @@ class ReplicationHook(BaseHook):
             mark = read_seed(zk, ZNodePaths(self.conf, parent=self.cluster_key.znode_parent), peer_id)
             by_snapshot = mark is not None and mark.method == "snapshot"  # HBase's tools copy: no Spark needed
             spark = None if by_snapshot else spark_session(f"hbrep-seed-{safe_name(peer_id)}")
-            return copy_chunk(spark, zk, self.cluster_key, self.conf, peer_id, table, chunk)
+            copier = JavaSnapshotCopier() if by_snapshot else None
+            return copy_chunk(spark, zk, self.cluster_key, self.conf, peer_id, table, chunk, copier=copier)
 
     def seed_catch_up(self, *, peer_id: str, timeout_s: float, connect_url: str | None = None) -> dict[str, Any]:
         """``replication.operations.seed.catch_up``, the helper shipped by cycles run from here (on the Spark Connect

@@ -85,6 +85,13 @@ class RpcConnection:
 
         Raises ConnectionFailed (transport) or RemoteCallError (the server's exception).
         """
+        return self.call_with_cells(method, request, response_type, cell_block)[0]
+
+    def call_with_cells(
+        self, method: str, request: Message, response_type: type[Message], cell_block: bytes = b""
+    ) -> tuple[Message, bytes]:
+        """As :meth:`call`, with the response's cell block too (b"" when it has none): the cells of the
+        results of ClientService's Get, Scan and Multi travel there, coded with the connection's codec."""
         with self._lock:
             try:
                 if self._sock is None:
@@ -116,7 +123,7 @@ class RpcConnection:
                 self._close_locked()
                 what = f"response is not a {response_type.__name__}: {exc}"
                 raise ConnectionFailed(f"{self.address} {method}: {what}") from None
-            return result
+            return result, response.cell_block
 
     def _close_locked(self) -> None:
         if self._sock is not None:

@@ -2,13 +2,12 @@
 HBase source's peer that HBase holds DISABLED (so it queues and keeps every WAL) and hbrep ships
 (``replication/zk/shadow_peer.py``).
 
-Both go through HBase's own Admin API (``hbase_admin.py``): a running HBase learns about peers only
-from its master's procedures.
+Both go through the master's own procedures (``master_admin``: AddReplicationPeer, RemoveReplicationPeer
+over HBase's RPC, no JDK needed): a running HBase learns about peers only from them.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 
 from kazoo.client import KazooClient
@@ -16,9 +15,11 @@ from kazoo.client import KazooClient
 from replication.cluster.errors import NoClusterInfo
 from replication.cluster.hbase_source import HBaseSource, check_rootdir, read_hbase_source, register_hbase_source
 from replication.cluster.info import read_cluster_info
-from replication.devstack.hbase_admin import hbase_admin
+from replication.config import Config
 from replication.errors import HbrepError
+from replication.hbase.master_admin import master_admin
 from replication.tables.hbase_thrift import thrift_address
+from replication.zk.client import connected, zk_options
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import ReplicationPeerConfig
@@ -48,21 +49,6 @@ def _source(zk: KazooClient, paths: ZNodePaths, rootdir: str | None, thrift: str
     )
 
 
-def admin_peer_json(peer_id: str, config: ReplicationPeerConfig) -> dict[str, object]:
-    """The AdminTool ``add-peer`` JSON of a shadow peer: the config, held DISABLED."""
-    return {
-        "id": peer_id,
-        "cluster_key": config.cluster_key,
-        "enabled": False,
-        "replicate_all": config.replicate_all,
-        "table_cfs": config.table_cfs,
-        "namespaces": sorted(config.namespaces) if config.namespaces is not None else None,
-        "bandwidth": config.bandwidth,
-        "serial": config.serial,
-        "configuration": dict(config.configuration),
-    }
-
-
 def add_shadow_peer(
     cluster: ClusterKey,
     zk: KazooClient,
@@ -71,18 +57,24 @@ def add_shadow_peer(
     config: ReplicationPeerConfig,
     rootdir: str | None,
     thrift: str | None = None,
+    conf: Config | None = None,
 ) -> str:
     """Register the real HBase at ``cluster`` as a source (its rootdir, its Thrift server) and add
-    ``peer_id`` to it through HBase's Admin, DISABLED and marked ``hbrep.peer.shadow=true``; the rootdir
-    it recorded."""
+    ``peer_id`` to it through the master's AddReplicationPeer procedure, DISABLED and marked
+    ``hbrep.peer.shadow=true``; the rootdir it recorded. Nothing is recorded when the master is down or
+    refuses the peer (checked first with IsMasterRunning)."""
     _refuse_hbrep_cluster(zk, paths, cluster)
     source = _source(zk, paths, rootdir, thrift)
-    register_hbase_source(zk, paths, source)
     shadow = replace(config, configuration={**config.configuration, SHADOW_KEY: "true"})
-    hbase_admin(cluster, "add-peer", json.dumps(admin_peer_json(peer_id, shadow)))
+    with master_admin(zk, paths, cluster, conf) as admin:
+        admin.add_replication_peer(peer_id, shadow, enabled=False)
+    register_hbase_source(zk, paths, source)
     return source.rootdir
 
 
-def remove_shadow_peer(cluster: ClusterKey, peer_id: str) -> None:
-    """Remove a shadow peer through HBase's Admin (HBase drops its queues itself)."""
-    hbase_admin(cluster, "remove-peer", peer_id)
+def remove_shadow_peer(cluster: ClusterKey, peer_id: str, conf: Config | None = None) -> None:
+    """Remove a shadow peer through the master's RemoveReplicationPeer procedure (HBase drops its queues)."""
+    with connected(cluster, **(zk_options(conf) if conf is not None else {})) as zk:
+        paths = ZNodePaths(conf, parent=cluster.znode_parent)
+        with master_admin(zk, paths, cluster, conf) as admin:
+            admin.remove_replication_peer(peer_id)
