@@ -10,9 +10,12 @@ bytes (varint32 length + bytes in the cell) are therefore one self-contained uni
   uncompressed length and then int32 BE length-prefixed raw compressed chunks adding up to it. A value
   longer than the codec's input limit is one block of several chunks followed by an empty block (four
   zero bytes, HBASE-28390); an empty value is a lone empty block.
-- ZSTD: one zstd frame (Hadoop's ZStandardCodec), or Hadoop blocks whose chunks are zstd frames (HBase's
-  own hbase-compression-zstd ZstdCodec); told apart by the zstd frame magic.
-- BZIP2: one bzip2 stream ("BZh...", Hadoop's BZip2Codec).
+- ZSTD: Hadoop blocks whose chunks are zstd frames (HBase's own hbase-compression-zstd ZstdCodec, the one
+  that runs without Hadoop's native library; what the writer writes), or one zstd frame (Hadoop's
+  native ZStandardCodec, the default of ``hbase.io.compress.zstd.codec``; read only); told apart by the
+  zstd frame magic.
+- BZIP2: one bzip2 stream ("BZh...", Hadoop's BZip2Codec). Not checked against HBase: without the native
+  libhadoop, HBase 2.6.1 cannot write BZIP2 values at all (BZip2DummyCompressor throws on the first value).
 - NONE: the value as it is.
 
 LZO (GPL, never on HBase's class path), LZMA (removed from HBase 2.6, HBASE-28506) and BROTLI are not read:
@@ -27,6 +30,7 @@ import zlib
 from collections.abc import Callable
 
 from replication.wal.errors import CompressedWALNotSupported, CorruptWALError
+from replication.wal.varint import decode_varint
 
 # Compression.Algorithm, in enum order (the ordinal is what the WALHeader holds).
 ALGORITHMS = ("LZO", "GZ", "NONE", "SNAPPY", "LZ4", "BZIP2", "ZSTD", "LZMA", "BROTLI")
@@ -39,6 +43,7 @@ ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 CODEC_BUFFER = 256 * 1024
 SNAPPY_MAX_INPUT = CODEC_BUFFER - (CODEC_BUFFER // 6 + 32)
 LZ4_MAX_INPUT = CODEC_BUFFER - (CODEC_BUFFER // 255 + 16)
+ZSTD_MAX_INPUT = CODEC_BUFFER - CODEC_BUFFER // 256  # zstd's compressBound(256 KiB) is 256 KiB + 1 KiB
 
 
 def algorithm_name(ordinal: int) -> str:
@@ -89,13 +94,21 @@ def _codec(name: str) -> tuple[Callable[[bytes], bytes], Callable[[bytes, int], 
         import zstandard
 
         compressor = zstandard.ZstdCompressor(level=3)
-        return compressor.compress, _zstd_decompress
+        return lambda value: _blocks_compress(value, ZSTD_MAX_INPUT, compressor.compress), _zstd_decompress
     import cramjam
 
     if name == "SNAPPY":
+
+        def snappy_chunk(chunk: bytes) -> bytes:
+            # the raw format starts with the uncompressed length: bounded by the codec buffer, as in Hadoop
+            parsed = decode_varint(chunk, 0)
+            if parsed is None or parsed[0] > CODEC_BUFFER:
+                raise CorruptWALError(f"snappy chunk of {len(chunk)} bytes does not announce at most {CODEC_BUFFER}")
+            return bytes(cramjam.snappy.decompress_raw(chunk))
+
         return (
             lambda value: _blocks_compress(value, SNAPPY_MAX_INPUT, cramjam.snappy.compress_raw),
-            lambda data, length: _blocks_decompress(data, lambda chunk: bytes(cramjam.snappy.decompress_raw(chunk))),
+            lambda data, length: _blocks_decompress(data, snappy_chunk),
         )
 
     # LZ4: raw blocks without a size prefix; a chunk holds at most the codec buffer (256 KiB).
@@ -141,11 +154,11 @@ def _zstd_decompress(data: bytes, length: int) -> bytes:
 
 
 def _zstd_frame(zstandard, data: bytes, limit: int) -> bytes:
-    decompressor = zstandard.ZstdDecompressor().decompressobj()
-    value = decompressor.decompress(data)
-    if not decompressor.eof or decompressor.unused_data or len(value) > limit:
-        raise CorruptWALError(f"ZSTD value is not one whole zstd frame of {len(data)} bytes")
-    return value
+    """One whole zstd frame of at most ``limit`` bytes (a frame announcing more is not decompressed)."""
+    size = zstandard.frame_content_size(data)
+    if size > limit:
+        raise CorruptWALError(f"ZSTD frame announces {size} bytes, more than {limit}")
+    return zstandard.ZstdDecompressor().decompress(data, max_output_size=max(limit, 1), allow_extra_data=False)
 
 
 def _blocks_compress(value: bytes, max_input: int, compress: Callable[[bytes], bytes]) -> bytes:

@@ -260,7 +260,7 @@ def test_value_codec_round_trip(codec: str, value: bytes) -> None:
     assert c.decompress(c.compress(value), len(value)) == value
 
 
-@pytest.mark.parametrize("codec", ["SNAPPY", "LZ4"])
+@pytest.mark.parametrize("codec", ["SNAPPY", "LZ4", "ZSTD"])
 def test_hadoop_block_layout_of_large_values(codec: str) -> None:
     # BlockCompressorStream: int32 length, chunks of at most the codec's input limit, then an empty block.
     c = ValueCodec(codec)
@@ -269,6 +269,16 @@ def test_hadoop_block_layout_of_large_values(codec: str) -> None:
     assert struct.unpack_from(">i", data)[0] == len(big) and data.endswith(b"\x00\x00\x00\x00")
     assert c.compress(b"") == b"\x00\x00\x00\x00"
     assert c.decompress(data, len(big)) == big
+
+
+def test_zstd_values_as_single_frames_read_too() -> None:
+    # Hadoop's native ZStandardCodec writes each value as one zstd frame, without Hadoop's block framing.
+    import zstandard
+
+    value = b"hbase " * 1000
+    assert ValueCodec("ZSTD").decompress(zstandard.ZstdCompressor().compress(value), len(value)) == value
+    with pytest.raises(CorruptWALError, match="ZSTD value"):
+        ValueCodec("ZSTD").decompress(zstandard.ZstdCompressor().compress(value)[:-3], len(value))
 
 
 @pytest.mark.parametrize("codec", [c for c in SUPPORTED if c != "NONE"])
