@@ -71,8 +71,8 @@ def run(quick: bool) -> dict:
     from replication.config import Config
     from replication.devstack.hbase import RealHBase
     from replication.devstack.maven import interop_tools_classpath
-    from replication.hbase.shadow_peers import add_shadow_peer
     from replication.devstack.zookeeper import ZooKeeperServer
+    from replication.hbase.shadow_peers import add_shadow_peer
     from replication.jobs.launch import runner_for
     from replication.net import free_port
     from replication.source.cycle import run_cycle

@@ -96,6 +96,7 @@ def dump(file: str, start: int, as_json: bool) -> None:
         click.echo(
             f"File: {path} format={reader.format} length={reader.file_length}"
             + (f" writer={header.writer_cls_name} codec={header.cell_codec_cls_name}" if header is not None else "")
+            + (_compression(reader) if reader.compressed else "")
         )
     for read in reader:
         entry = read.entry
@@ -140,3 +141,13 @@ def dump(file: str, start: int, as_json: bool) -> None:
     if reader.truncated_tail_bytes:
         tail += f"; truncated tail: {reader.truncated_tail_bytes} bytes after offset {reader.position}"
     click.echo(f"End: position {reader.position} of {reader.file_length} ({tail})")
+
+
+def _compression(reader) -> str:
+    """`` compression=dictionary[+tags][+values:CODEC]`` of a compressed WAL's header line."""
+    parts = ["dictionary"]
+    if reader.header.has_tag_compression:
+        parts.append("tags")
+    if reader.value_codec is not None:
+        parts.append(f"values:{reader.value_codec.name}")
+    return f" compression={'+'.join(parts)}"

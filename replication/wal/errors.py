@@ -18,7 +18,8 @@ class CorruptWALError(WALError):
 
 
 class CompressedWALNotSupported(WALError):
-    """The header says ``has_compression`` (or the 0.94 metadata says compression); we do not decode that."""
+    """A compression hbrep does not decode: a value codec it lacks (the message names it), or the 0.94
+    SequenceFile's compression."""
 
 
 class InvalidWALName(WALError):

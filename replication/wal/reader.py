@@ -11,7 +11,8 @@ Promises (spec §1.1, ProtobufLogReader / WALEntryStream):
 - Bytes that are all there but do not decode raise :class:`CorruptWALError` naming file and offset.
   Departure from HBase: ProtobufLogReader treats a garbled entry like EOF; we never skip silently.
 - ``has_compression`` WALs are read with their dictionaries rebuilt from the first entry
-  (replication/wal/compression.py); value compression, compressed tags and encryption raise.
+  (replication/wal/compression.py), compressed tags and compressed values (value_codecs.py) included;
+  a value codec hbrep does not read, and encryption, raise naming themselves.
 - A zero-length file has no entries and position 0.
 
 The ship path (:meth:`WALReader.raw_entries`) decodes only WALKeys: cells stay encoded as a memoryview
@@ -36,6 +37,7 @@ from replication.wal.errors import CompressedWALNotSupported, CorruptWALError, W
 from replication.wal.key_codec import KeyDecoder, decode_key
 from replication.wal.legacy import read_sequence_file_header, scan_sequence_file
 from replication.wal.model import Entry, RawEntry, WALKey
+from replication.wal.value_codecs import ValueCodec, algorithm_name
 from replication.wal.varint import decode_varint
 from replication.wal.writer import KNOWN_WRITER_CLASSES, PB_WAL_COMPLETE_MAGIC, PB_WAL_MAGIC, WAL_CELL_CODEC
 
@@ -102,6 +104,7 @@ class WALReader:
         self._stop = self.file_length
         self._consumed = False
         self.compressed = False
+        self.value_codec: ValueCodec | None = None
         self.format = self._open()
 
     # --- opening -------------------------------------------------------------------------------
@@ -144,11 +147,18 @@ class WALReader:
             header.ParseFromString(head[body : body + size])
         except DecodeError as exc:
             raise CorruptWALError(f"{self.path}: garbled WALHeader at offset 4: {exc}") from None
-        if header.has_compression and header.has_value_compression:
-            raise CompressedWALNotSupported(
-                f"{self.path}: compressed WALs with value compression are not supported (has_value_compression)"
-            )
         self.compressed = header.has_compression
+        if header.has_compression and header.has_value_compression:
+            # ProtobufLogReader: the codec is the Compression.Algorithm of this ordinal.
+            if not header.HasField("value_compression_algorithm"):
+                raise CompressedWALNotSupported(
+                    f"{self.path}: has_value_compression without value_compression_algorithm in the WALHeader"
+                )
+            name = algorithm_name(header.value_compression_algorithm)
+            try:
+                self.value_codec = ValueCodec(name)
+            except CompressedWALNotSupported as exc:
+                raise CompressedWALNotSupported(f"{self.path}: {exc}") from None
         if header.HasField("encryption_key"):
             raise WALError(f"{self.path}: encrypted WALs are not supported (encryption_key in the WALHeader)")
         if header.HasField("writer_cls_name") and header.writer_cls_name not in KNOWN_WRITER_CLASSES:
@@ -356,7 +366,7 @@ class WALReader:
         data = self.fs.read_range(self.path, 0, stop)
         view = memoryview(data)
         n = min(len(data), stop)
-        ctx = CompressionContext(has_tag_compression=self.header.has_tag_compression)
+        ctx = CompressionContext(has_tag_compression=self.header.has_tag_compression, value_codec=self.value_codec)
         target = self.position
         pos = self.first_entry_offset
         while pos < n:
@@ -379,8 +389,6 @@ class WALReader:
                     self._corrupt(at, f"entry runs into the trailer at {stop}")
                 pos = at
                 break
-            except CompressedWALNotSupported as exc:
-                raise CompressedWALNotSupported(f"{self.path}: entry at offset {at}: {exc}") from None
             except CorruptWALError as exc:
                 self._corrupt(at, str(exc))
             if at < target:

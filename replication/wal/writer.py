@@ -5,23 +5,33 @@ File layout::
     "PWAL" | varint32 + WALHeader | { varint32 + WALKey, N cells } ... | WALTrailer | int32 size | "LAWP"
 
 The header is the one HBase's writers produce: has_compression, has_tag_compression and
-has_value_compression set to false, ``writer_cls_name`` (``ProtobufLogWriter`` → an 80-byte header,
-``AsyncProtobufLogWriter`` → 85 bytes) and the WALCellCodec class name. The trailer is written only
-by :meth:`ProtobufLogWriter.close`; a crashed writer leaves a file without one.
+has_value_compression (false when off), ``writer_cls_name`` (``ProtobufLogWriter`` → an 80-byte header,
+``AsyncProtobufLogWriter`` → 85 bytes), the WALCellCodec class name and, with value compression, the
+codec's Compression.Algorithm ordinal. The trailer is written only by :meth:`ProtobufLogWriter.close`;
+a crashed writer leaves a file without one.
+
+``compression`` (a :class:`WALCompression`) writes what HBase writes with
+``hbase.regionserver.wal.enablecompression`` (spec §1.5): dictionary-coded WALKeys and cells, tags
+dictionary-coded too unless ``tags`` is off (``hbase.regionserver.wal.tags.enablecompression``), and
+values through ``values``, a codec name (``hbase.regionserver.wal.value.enablecompression`` with
+``hbase.regionserver.wal.value.compression.type``).
 """
 
 from __future__ import annotations
 
 import struct
+from dataclasses import dataclass
 from types import TracebackType
 from typing import BinaryIO
 
 from replication.fs import FileSystem, LocalFileSystem
 from replication.proto import WAL_pb2
 from replication.wal.cell_codec import encode_cells
+from replication.wal.compression import CompressionContext, compress_key, encode_compressed_cells
 from replication.wal.errors import WALError
 from replication.wal.key_codec import encode_key
 from replication.wal.model import Entry
+from replication.wal.value_codecs import ValueCodec
 from replication.wal.varint import delimited
 
 PB_WAL_MAGIC = b"PWAL"
@@ -30,15 +40,34 @@ WAL_CELL_CODEC = "org.apache.hadoop.hbase.regionserver.wal.WALCellCodec"
 KNOWN_WRITER_CLASSES = frozenset({"ProtobufLogWriter", "AsyncProtobufLogWriter"})
 
 
-def build_header(writer_cls_name: str = "ProtobufLogWriter") -> WAL_pb2.WALHeader:
-    """The WALHeader HBase writes for an uncompressed, unencrypted WAL."""
-    return WAL_pb2.WALHeader(
-        has_compression=False,
-        has_tag_compression=False,
+@dataclass(frozen=True)
+class WALCompression:
+    """WAL compression as HBase configures it: tag compression on by default (as in HBase), values
+    compressed with the codec named by ``values`` (GZ, SNAPPY, LZ4, ZSTD, BZIP2, NONE) or not (None)."""
+
+    tags: bool = True
+    values: str | None = None
+
+    def context(self) -> CompressionContext:
+        """Fresh dictionaries (and value codec) for one new file."""
+        codec = ValueCodec(self.values) if self.values is not None else None
+        return CompressionContext(has_tag_compression=self.tags, value_codec=codec)
+
+
+def build_header(
+    writer_cls_name: str = "ProtobufLogWriter", compression: WALCompression | None = None
+) -> WAL_pb2.WALHeader:
+    """The WALHeader HBase writes for an unencrypted WAL, uncompressed unless ``compression`` is given."""
+    header = WAL_pb2.WALHeader(
+        has_compression=compression is not None,
+        has_tag_compression=compression is not None and compression.tags,
         writer_cls_name=writer_cls_name,
         cell_codec_cls_name=WAL_CELL_CODEC,
-        has_value_compression=False,
+        has_value_compression=compression is not None and compression.values is not None,
     )
+    if compression is not None and compression.values is not None:
+        header.value_compression_algorithm = ValueCodec(compression.values).ordinal
+    return header
 
 
 def trailer_bytes() -> bytes:
@@ -52,14 +81,32 @@ def encode_entry(entry: Entry) -> bytes:
     return delimited(encode_key(entry.key, len(entry.cells))) + encode_cells(entry.cells)
 
 
-class ProtobufLogWriter:
-    """Writes one new WAL file. ``append`` buffers, ``sync`` makes everything appended durable."""
+def encode_compressed_entry(entry: Entry, ctx: CompressionContext) -> bytes:
+    """One entry of a compressed WAL, coded with (and updating) the file's ``ctx``."""
+    key = compress_key(entry.key, ctx)
+    return delimited(encode_key(key, len(entry.cells))) + encode_compressed_cells(entry.cells, ctx)
 
-    def __init__(self, path: str, *, fs: FileSystem | None = None, writer_cls_name: str = "ProtobufLogWriter") -> None:
+
+class ProtobufLogWriter:
+    """Writes one new WAL file. ``append`` buffers, ``sync`` makes everything appended durable.
+
+    With ``compression`` the file is a compressed WAL; its entries can then only be appended one by
+    one (``append``), since each is coded against the dictionaries the ones before it filled."""
+
+    def __init__(
+        self,
+        path: str,
+        *,
+        fs: FileSystem | None = None,
+        writer_cls_name: str = "ProtobufLogWriter",
+        compression: WALCompression | None = None,
+    ) -> None:
         self.path = path
+        self._ctx = compression.context() if compression is not None else None
+        header = build_header(writer_cls_name, compression)
         self._fs = fs or LocalFileSystem()
         self._stream: BinaryIO | None = self._fs.create(path)
-        head = PB_WAL_MAGIC + delimited(build_header(writer_cls_name).SerializeToString())
+        head = PB_WAL_MAGIC + delimited(header.SerializeToString())
         self._stream.write(head)
         self._stream.flush()
         self._length = len(head)
@@ -80,14 +127,17 @@ class ProtobufLogWriter:
 
     def append(self, entry: Entry) -> int:
         """Append one entry; returns its end offset (a position a reader can resume from)."""
-        data = encode_entry(entry)
-        self._open_stream().write(data)
+        stream = self._open_stream()
+        data = encode_entry(entry) if self._ctx is None else encode_compressed_entry(entry, self._ctx)
+        stream.write(data)
         self._length += len(data)
         return self._length
 
     def append_raw(self, data: bytes | memoryview) -> int:
         """Append bytes already encoded as entries (e.g. from :func:`encode_entry`), or a part of one whose
-        rest the next call appends before any sync."""
+        rest the next call appends before any sync. Not for a compressed WAL (its entries depend on each other)."""
+        if self._ctx is not None:
+            raise WALError(f"WAL writer for {self.path}: append_raw on a compressed WAL; append entries one by one")
         self._open_stream().write(data)
         self._length += len(data)
         return self._length

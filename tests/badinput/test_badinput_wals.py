@@ -2,8 +2,8 @@
 
 Each scenario is a recovered queue ``1-<dead server>`` under the source's live region server, holding one
 crafted WAL (as failover would leave it): truncated, zero-length, corrupt in the middle, compressed with
-value compression, deleted by hand, and one whose table the peer does not have. One ship cycle runs over
-all of them; each test then checks its queue: the exact error, the positions, what reached the peer.
+a value codec hbrep lacks (LZO), deleted by hand, and one whose table the peer does not have. One ship
+cycle runs over all of them; each test then checks its queue: the exact error, the positions, what reached the peer.
 """
 
 from __future__ import annotations
@@ -128,6 +128,7 @@ def compressed(path: str) -> list[int]:
         has_compression=True,
         has_tag_compression=False,
         has_value_compression=True,
+        value_compression_algorithm=0,  # LZO: GPL, a codec hbrep does not read
         writer_cls_name="ProtobufLogWriter",
         cell_codec_cls_name="org.apache.hadoop.hbase.regionserver.wal.WALCellCodec",
     )
@@ -237,7 +238,10 @@ def test_corrupt_wal_is_stuck_at_the_bad_offset(setup):
 
 def test_compressed_wal_with_value_compression_is_refused(setup):
     scenario = setup.scenarios["compressed"]
-    error = f"{scenario.path}: compressed WALs with value compression are not supported (has_value_compression)"
+    error = (
+        f"{scenario.path}: WAL value compression with LZO is not supported "
+        "(hbrep reads GZ, NONE, SNAPPY, LZ4, BZIP2, ZSTD)"
+    )
     assert_stuck(setup, scenario, "stuck", error)
 
 

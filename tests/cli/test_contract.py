@@ -15,17 +15,6 @@ CONTRACT = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 # in the contract, not implemented yet (each stays listed only while it is missing)
 PLANNED = {
     "syncup": "issue 48: ship every queue of a source none of whose servers lives",
-    "append_peer_exclude_namespaces": "issue 43",
-    "remove_peer_exclude_namespaces": "issue 43",
-    "list_peer_configs": "issue 43",
-    "peer_modification_enabled": "issue 43",
-    "peer_modification_switch": "issue 43",
-    "list": "issue 43",
-    "exists": "issue 43",
-    "drop": "issue 43",
-    "truncate": "issue 43",
-    "deleteall": "issue 43",
-    "remove_peer_exclude_tableCFs": "issue 43",
 }
 PLANNED_SUBCOMMANDS = {("wal", "play"): "issue 48: replay WALs into a table, as WALPlayer does"}
 

@@ -10,7 +10,7 @@ import pytest
 
 from replication.cli import main
 from replication.wal.model import Cell, CellType, Entry, WALKey
-from replication.wal.writer import ProtobufLogWriter
+from replication.wal.writer import ProtobufLogWriter, WALCompression
 
 CID = uuid.UUID("12345678-1234-5678-1234-567812345678")
 
@@ -89,3 +89,18 @@ def test_dump_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[
     junk.write_bytes(b"not a wal at all")
     code, _, err = _run(capsys, str(junk))
     assert code == 1 and len(err.strip().splitlines()) == 1 and "not a WAL" in err
+
+
+def test_dump_of_a_compressed_wal_names_its_compression(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "rs1%2C16020%2C1.18"
+    ttl = b"\x00\x09\x08" + (86_400_000).to_bytes(8, "big")
+    entry = Entry(WALKey(b"a" * 32, b"t1", 7, 1), [Cell(b"r1", b"f", b"q", 5, CellType.PUT, b"v" * 100, ttl)])
+    with ProtobufLogWriter(str(path), compression=WALCompression(values="SNAPPY")) as writer:
+        writer.append(entry)
+        writer.append(entry)
+    code, out, _ = _run(capsys, str(path))
+    assert code == 0 and out.splitlines()[0].endswith(" compression=dictionary+tags+values:SNAPPY")
+    code, out, _ = _run(capsys, str(path), "--json")
+    *entries, summary = [json.loads(line) for line in out.splitlines()]
+    assert [c["tags"] for e in entries for c in e["cells"]] == [r"\x00\x09\x08\x00\x00\x00\x00\x05&\x5C\x00"] * 2
+    assert summary["entries"] == 2 and summary["trailer_present"]

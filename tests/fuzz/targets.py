@@ -11,6 +11,7 @@ import os
 import tempfile
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from google.protobuf.message import DecodeError
@@ -28,7 +29,8 @@ from replication.wal.cell_codec import encode_cells
 from replication.wal.key_codec import key_to_pb
 from replication.wal.model import Cell, CellType, Entry, WALKey
 from replication.wal.reader import open_wal
-from replication.wal.writer import ProtobufLogWriter
+from replication.wal.value_codecs import SUPPORTED
+from replication.wal.writer import ProtobufLogWriter, WALCompression
 from replication.zk import codec, journal
 from replication.zk.peer_storage import ReplicationPeerConfig
 
@@ -142,6 +144,17 @@ def seeds(target: str) -> list[bytes]:
             path.unlink(missing_ok=True)
             with ProtobufLogWriter(str(path), writer_cls_name=writer) as wal:
                 for entry in _entries():
+                    wal.append(entry)
+            found.append(path.read_bytes())
+        # compressed WALs: tag compression (of well-formed tags), and value compression with each codec
+        tagged = [
+            Entry(e.key, [replace(c, tags=b"\x00\x02\x01t" if c.tags else b"") for c in e.cells]) for e in _entries()
+        ]
+        for values in (None, *SUPPORTED):
+            path = _SCRATCH / f"seed-compressed-{values}"
+            path.unlink(missing_ok=True)
+            with ProtobufLogWriter(str(path), compression=WALCompression(values=values)) as wal:
+                for entry in tagged + tagged:  # twice: the second time from the dictionaries
                     wal.append(entry)
             found.append(path.read_bytes())
         return found

@@ -1,4 +1,5 @@
-"""Dictionary-compressed WALs (spec §1.5): hand-made golden bytes, LRU index reuse, positions."""
+"""Compressed WALs (spec §1.5): hand-made golden bytes, LRU index reuse, positions; tag compression and
+value compression with each codec, written by hbrep's writer and read back (Hypothesis)."""
 
 from __future__ import annotations
 
@@ -12,12 +13,15 @@ from hypothesis import strategies as st
 from wal_strategies import simple_entry
 
 from replication.proto import WAL_pb2
+from replication.wal.cell_codec import decode_cells
 from replication.wal.compression import LRUDictionary
-from replication.wal.errors import CompressedWALNotSupported, CorruptWALError
+from replication.wal.errors import CompressedWALNotSupported, CorruptWALError, WALError
 from replication.wal.key_codec import key_to_pb
 from replication.wal.model import Cell, Entry, WALKey
 from replication.wal.reader import open_wal
+from replication.wal.value_codecs import SUPPORTED, ValueCodec
 from replication.wal.varint import delimited, encode_varint
+from replication.wal.writer import ProtobufLogWriter, WALCompression
 
 
 def _header(*, tag_compression: bool = False) -> bytes:
@@ -154,14 +158,168 @@ def test_small_dictionaries_evict_and_reuse_indexes(tmp_path: Path) -> None:
     assert [r.entry.cells[0].qualifier for r in open_wal(str(path))] == quals
 
 
-def test_compressed_tags_are_refused_with_the_offset(tmp_path: Path) -> None:
+def test_tags_stay_raw_without_tag_compression(tmp_path: Path) -> None:
     entry = Entry(simple_entry(0).key, [Cell(b"r", b"f", b"q", 1, 4, b"v", b"\x00\x02\x01x")])
     content, _ = _compressed_wal([entry])
-    header_len = len(_header())
     path = tmp_path / "c"
-    path.write_bytes(_header(tag_compression=True) + content[header_len:])
-    # Same entry bytes, but the header now says tags are dictionary-compressed.
-    with pytest.raises(CompressedWALNotSupported, match="compressed tags are not supported"):
-        list(open_wal(str(path)))
     path.write_bytes(content)
-    assert [r.entry for r in open_wal(str(path))] == [entry]  # raw tags are fine
+    assert [r.entry for r in open_wal(str(path))] == [entry]
+    # the same bytes written by hbrep's writer with tag compression off
+    ours = tmp_path / "ours"
+    with ProtobufLogWriter(str(ours), compression=WALCompression(tags=False)) as writer:
+        writer.append(entry)
+    assert ours.read_bytes()[len(_header()) : -8] == content[len(_header()) :]
+
+
+def test_tag_compression_golden_bytes(tmp_path: Path) -> None:
+    # Two cells with tags [TTL, x] then [x, TTL]: the second cell's tags (and row, family, qualifier) are
+    # dictionary indexes; TTL went in first (index 0), x second (index 1).
+    ttl, x = b"\x08" + bytes(8), b"\x01x"
+    key = delimited(key_to_pb(WALKey(b"\xff\x01r", b"\xff\x01t", 1, 1), 2).SerializeToString())
+    ts_type = struct.pack(">qB", 1, 4)
+    first = bytes([15, 0, 15]) + b"\xff\x01a\xff\x01f\xff\x01q" + ts_type + b"\xff\x09" + ttl + b"\xff\x02" + x
+    second = bytes([15, 0, 15]) + b"\x00\x00" * 3 + ts_type + b"\x00\x01\x00\x00"
+    content = _header(tag_compression=True) + key + first + second
+    path = tmp_path / "c"
+    path.write_bytes(content)
+    [read] = [r.entry for r in open_wal(str(path))]
+    block1 = b"\x00\x09" + ttl + b"\x00\x02" + x
+    block2 = b"\x00\x02" + x + b"\x00\x09" + ttl
+    assert read == Entry(WALKey(b"r", b"t", 1, 1), [Cell(b"a", b"f", b"q", 1, 4, b"", t) for t in (block1, block2)])
+    # hbrep's writer writes these very bytes for that entry
+    ours = tmp_path / "ours"
+    with ProtobufLogWriter(str(ours), compression=WALCompression()) as writer:
+        writer.append(read)
+    assert ours.read_bytes() == content + b"\x00\x00\x00\x00LAWP"
+
+
+def test_missing_tag_dictionary_index_is_corruption(tmp_path: Path) -> None:
+    key = delimited(key_to_pb(WALKey(b"\xff\x01r", b"\xff\x01t", 1, 1), 1).SerializeToString())
+    cell = bytes([15, 0, 4]) + b"\xff\x01a\xff\x01f\xff\x01q" + struct.pack(">qB", 1, 4) + b"\x00\x05"
+    path = tmp_path / "c"
+    path.write_bytes(_header(tag_compression=True) + key + cell + b"\x00\x00\x00\x00LAWP")
+    with pytest.raises(CorruptWALError, match=r"corrupt entry at offset \d+: .*dictionary index 5 not assigned"):
+        list(open_wal(str(path)))
+
+
+# --- writer and reader together: tag and value compression, each codec ------------------------------
+
+_tag = st.builds(lambda t, b: struct.pack(">H", 1 + len(b)) + bytes([t]) + b, st.sampled_from([1, 2, 8, 65]), _names)
+_tags = st.lists(_tag, max_size=3).map(b"".join)
+_values = st.one_of(_names, st.binary(max_size=300), st.binary(max_size=4).map(lambda b: b * 200))
+_tagged_cells = st.builds(
+    Cell,
+    _names,
+    st.sampled_from([b"f", b"g"]),
+    _names,
+    st.integers(0, 2**40),
+    st.sampled_from([4, 8, 12]),
+    _values,
+    _tags,
+)
+CODECS = [None, *SUPPORTED]
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.sampled_from(CODECS),
+    st.booleans(),
+    st.lists(st.lists(_tagged_cells, max_size=4), min_size=1, max_size=6),
+    st.data(),
+)
+def test_writer_round_trip_prefix_and_resume(tmp_path_factory, codec, tags, batches, data) -> None:
+    entries = [Entry(simple_entry(i % 3).key, cells) for i, cells in enumerate(batches)]
+    path = tmp_path_factory.mktemp("cw") / "c"
+    ends = []
+    with ProtobufLogWriter(str(path), compression=WALCompression(tags=tags, values=codec)) as writer:
+        for entry in entries:
+            ends.append(writer.append(entry))
+    reader = open_wal(str(path))
+    assert reader.header.has_tag_compression == tags and reader.header.has_value_compression == (codec is not None)
+    assert [(r.entry, r.end) for r in reader] == list(zip(entries, ends, strict=True))
+    # the ship path hands the cells out in the plain KeyValue framing
+    assert [decode_cells(r.cell_bytes, r.cell_count)[0] for r in open_wal(str(path)).raw_entries()] == [
+        e.cells for e in entries
+    ]
+    content = path.read_bytes()
+    cut = data.draw(st.integers(min_value=ends[0] - 1, max_value=len(content) - 8))
+    path.write_bytes(content[:cut])
+    reader = open_wal(str(path))
+    whole = [e for e in ends if e <= cut]
+    assert [r.entry for r in reader] == entries[: len(whole)]
+    assert reader.truncated_tail_bytes == cut - reader.position
+    path.write_bytes(content)
+    assert [r.entry for r in open_wal(str(path), start=reader.position)] == entries[len(whole) :]
+
+
+@pytest.mark.parametrize("codec", SUPPORTED)
+@given(value=st.one_of(st.binary(max_size=2000), st.binary(min_size=1, max_size=3).map(lambda b: b * 150_000)))
+@settings(max_examples=15, deadline=None)
+def test_value_codec_round_trip(codec: str, value: bytes) -> None:
+    c = ValueCodec(codec)
+    assert c.decompress(c.compress(value), len(value)) == value
+
+
+@pytest.mark.parametrize("codec", ["SNAPPY", "LZ4", "ZSTD"])
+def test_hadoop_block_layout_of_large_values(codec: str) -> None:
+    # BlockCompressorStream: int32 length, chunks of at most the codec's input limit, then an empty block.
+    c = ValueCodec(codec)
+    big = bytes(range(256)) * 2000
+    data = c.compress(big)
+    assert struct.unpack_from(">i", data)[0] == len(big) and data.endswith(b"\x00\x00\x00\x00")
+    assert c.compress(b"") == b"\x00\x00\x00\x00"
+    assert c.decompress(data, len(big)) == big
+
+
+def test_zstd_values_as_single_frames_read_too() -> None:
+    # Hadoop's native ZStandardCodec writes each value as one zstd frame, without Hadoop's block framing.
+    import zstandard
+
+    value = b"hbase " * 1000
+    assert ValueCodec("ZSTD").decompress(zstandard.ZstdCompressor().compress(value), len(value)) == value
+    with pytest.raises(CorruptWALError, match="ZSTD value"):
+        ValueCodec("ZSTD").decompress(zstandard.ZstdCompressor().compress(value)[:-3], len(value))
+
+
+@pytest.mark.parametrize("codec", [c for c in SUPPORTED if c != "NONE"])
+def test_corrupt_compressed_value_is_an_error_with_its_offset(tmp_path: Path, codec: str) -> None:
+    entry = Entry(simple_entry(0).key, [Cell(b"r", b"f", b"q", 1, 4, b"value " * 50)])
+    path = tmp_path / "c"
+    with ProtobufLogWriter(str(path), compression=WALCompression(values=codec)) as writer:
+        start = writer.length
+        writer.append(entry)
+    content = path.read_bytes()
+    packed = ValueCodec(codec).compress(entry.cells[0].value)
+    at = content.index(packed)
+    corruptions = [bytes(len(packed))]  # zeroes where the value's bytes were
+    if codec in ("GZ", "BZIP2"):  # the codecs with a checksum also catch one flipped byte
+        mid = len(packed) // 2
+        corruptions.append(packed[:mid] + bytes([packed[mid] ^ 0x55]) + packed[mid + 1 :])
+    for bad in corruptions:
+        path.write_bytes(content[:at] + bad + content[at + len(packed) :])
+        with pytest.raises(
+            CorruptWALError, match=rf"^{path}: corrupt entry at offset {start}: compressed cell at offs"
+        ):
+            list(open_wal(str(path)))
+
+
+@pytest.mark.parametrize(("ordinal", "name"), [(0, "LZO"), (7, "LZMA"), (8, "BROTLI"), (42, "#42")])
+def test_value_codec_hbrep_lacks_names_itself(tmp_path: Path, ordinal: int, name: str) -> None:
+    header = WAL_pb2.WALHeader(
+        has_compression=True, has_value_compression=True, value_compression_algorithm=ordinal,
+        writer_cls_name="ProtobufLogWriter",
+    )  # fmt: skip
+    path = tmp_path / "c"
+    path.write_bytes(b"PWAL" + delimited(header.SerializeToString()))
+    with pytest.raises(CompressedWALNotSupported, match=rf"^{path}: WAL value compression with {name} is not supp"):
+        open_wal(str(path))
+    with pytest.raises(CompressedWALNotSupported, match=f"with {name} is not supported"):
+        WALCompression(values=name).context()
+
+
+def test_compressed_writer_refuses_raw_appends(tmp_path: Path) -> None:
+    with (
+        ProtobufLogWriter(str(tmp_path / "c"), compression=WALCompression()) as writer,
+        pytest.raises(WALError, match="append_raw on a compressed WAL"),
+    ):
+        writer.append_raw(b"x")
