@@ -5,7 +5,7 @@ One run:
 1. Finds dead servers: replicators under ``replication/rs`` and owners of directories under
    ``<root>/WALs/`` with no live ``<parent>/rs/<server>`` znode.
 2. Records when each was first seen dead in ``<hbrep root>/dead/<server>`` (in ZooKeeper,
-   so separate runs and separate machines agree) and acts only once
+   ``DeadServerStorage``, so separate runs and separate machines agree) and acts only once
    ``replication.sleep.before.failover`` has passed since then. A server that comes back loses its mark.
 3. For at most ``replication.executor.workers`` dead servers: replays its WALs into table files (HBase's
    log splitting, ``replication.cluster.recovery``), then picks a live region server at random and
@@ -22,7 +22,6 @@ Claiming as well would race HBase's own procedure for the same queues.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import random
 import time
@@ -30,7 +29,6 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import NodeExistsError, NoNodeError
 
 from replication.cluster.source_cluster import SourceCluster, open_source
 from replication.config import Config, replication_disabled_reason
@@ -38,6 +36,7 @@ from replication.monitoring.metrics import MetricsStore
 from replication.wal.names import ServerName
 from replication.zk.claim import ClaimError, claim_queues
 from replication.zk.cluster_key import ClusterKey
+from replication.zk.dead_server_storage import DeadServerStorage
 from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import ReplicationPeerStorage
 from replication.zk.queue_storage import ReplicationQueueStorage
@@ -100,23 +99,12 @@ def mark_first_seen(
     zk: KazooClient, paths: ZNodePaths, dead: list[str], live: list[str], now_ms: int
 ) -> dict[str, int]:
     """First-seen-dead time of every dead server (creating marks now for new ones; dropping stale ones)."""
-    base = paths.dead_servers
-    zk.ensure_path(base)
-    marks: dict[str, int] = {}
-    for server in dead:
-        try:
-            zk.create(paths.dead_server(server), str(now_ms).encode())
-            marks[server] = now_ms
-        except NodeExistsError:
-            raw, _ = zk.get(paths.dead_server(server))
-            try:
-                marks[server] = int(raw.decode())
-            except ValueError:
-                marks[server] = now_ms
-    for server in zk.get_children(base):
+    storage = DeadServerStorage(zk, paths)
+    storage.ensure_root()
+    marks = {server: storage.mark(server, now_ms) for server in dead}
+    for server in storage.marked_servers():
         if server not in marks and (server in live or server not in dead):
-            with contextlib.suppress(NoNodeError):
-                zk.delete(paths.dead_server(server))
+            storage.forget(server)
     return marks
 
 
@@ -203,8 +191,7 @@ def _recover(source: SourceCluster, server: str) -> dict[str, Any] | None:
 
 
 def _forget_mark(zk: KazooClient, paths: ZNodePaths, server: str) -> None:
-    with contextlib.suppress(NoNodeError):
-        zk.delete(paths.dead_server(server))
+    DeadServerStorage(zk, paths).forget(server)
 
 
 def _record(source: SourceCluster, outcome: ServerFailover) -> None:

@@ -22,14 +22,12 @@ recognisably the same process.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import NodeExistsError, NoNodeError
 
-from replication.zk.acl import acl_for, zk_access
 from replication.zk.cluster_key import ClusterKey
+from replication.zk.cluster_registration import HBaseRpcRegistry
 from replication.zk.layout import ZNodePaths
 
 
@@ -46,16 +44,9 @@ def hbase_server_name(advertised_host: str, hbase_rpc_port: int, start_code: int
 def register(zk: KazooClient, paths: ZNodePaths, server_name: str) -> None:
     """Copy the cluster id into ``<parent>/hbrep-hbase-rpc/hbaseid`` (once) and create the listener's
     ephemeral ``rs`` child (the region server's ZooKeeper session owns it)."""
-    with zk_access(paths.hbase_rpc):
-        cluster_id, _ = zk.get(paths.hbaseid)
-        zk.ensure_path(paths.hbase_rpc_rs, acl=acl_for(zk))
-        with contextlib.suppress(NodeExistsError):
-            zk.create(paths.hbase_rpc_hbaseid, cluster_id, acl=acl_for(zk))
-        with contextlib.suppress(NodeExistsError):
-            zk.create(paths.hbase_rpc_server(server_name), b"", ephemeral=True, acl=acl_for(zk))
+    HBaseRpcRegistry(zk, paths).register(server_name)
 
 
 def unregister(zk: KazooClient, paths: ZNodePaths, server_name: str) -> None:
     """Delete the listener's ``rs`` child (the stopping region server's)."""
-    with contextlib.suppress(NoNodeError):
-        zk.delete(paths.hbase_rpc_server(server_name))
+    HBaseRpcRegistry(zk, paths).unregister(server_name)

@@ -15,10 +15,10 @@ import json
 from dataclasses import dataclass
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import NodeExistsError, NoNodeError
 
 from replication.cluster.errors import ClusterError
 from replication.fs import get_filesystem
+from replication.zk.cluster_registration import HBaseSourceStorage
 from replication.zk.layout import ZNodePaths
 
 
@@ -44,18 +44,14 @@ def check_rootdir(rootdir: str) -> str:
 
 def register_hbase_source(zk: KazooClient, paths: ZNodePaths, source: HBaseSource) -> None:
     """Record ``source`` at ``<hbrep root>/hbase-source`` (created, or replaced when present)."""
-    try:
-        zk.create(paths.hbase_source, source.to_json(), makepath=True)
-    except NodeExistsError:
-        zk.set(paths.hbase_source, source.to_json())
+    HBaseSourceStorage(zk, paths).write(source.to_json())
 
 
 def read_hbase_source(zk: KazooClient, paths: ZNodePaths) -> HBaseSource | None:
     """The registered real HBase source, or None when the cluster has none; ClusterError naming the znode
     when its data is not hbrep's JSON."""
-    try:
-        data, _ = zk.get(paths.hbase_source)
-    except NoNodeError:
+    data = HBaseSourceStorage(zk, paths).read()
+    if data is None:
         return None
     try:
         raw = json.loads(data.decode())
@@ -66,8 +62,4 @@ def read_hbase_source(zk: KazooClient, paths: ZNodePaths) -> HBaseSource | None:
 
 def unregister_hbase_source(zk: KazooClient, paths: ZNodePaths) -> bool:
     """Delete the registration; True when there was one."""
-    try:
-        zk.delete(paths.hbase_source)
-    except NoNodeError:
-        return False
-    return True
+    return HBaseSourceStorage(zk, paths).delete()

@@ -17,12 +17,11 @@ from dataclasses import asdict, dataclass
 from urllib.parse import urlparse
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import NodeExistsError, NoNodeError
 
 from replication.cluster.errors import ClusterError, NoClusterInfo
 from replication.config import Config
 from replication.fs import FileSystem, FileSystemError
-from replication.zk.layout import cluster_info_path
+from replication.zk.cluster_registration import ClusterInfoStorage
 
 STATE_DIR = ".hbrep"
 TOKEN_FILE = "token"
@@ -59,23 +58,18 @@ def write_cluster_info(zk: KazooClient, paths: object, info: ClusterInfo) -> Non
 
     ``paths`` is a ZNodePaths (anything with ``.parent``) or the znode parent string.
     """
-    path = cluster_info_path(_parent(paths))
-    try:
-        zk.create(path, info.to_json(), makepath=True)
-    except NodeExistsError:
-        zk.set(path, info.to_json())
+    ClusterInfoStorage(zk, _parent(paths)).write(info.to_json())
 
 
 def read_cluster_info(zk: KazooClient, paths: object) -> ClusterInfo:
     """The recorded ClusterInfo; NoClusterInfo ("no hbrep cluster at <key>") when absent."""
     parent = _parent(paths)
-    path = cluster_info_path(parent)
-    try:
-        data, _ = zk.get(path)
-    except NoNodeError:
+    storage = ClusterInfoStorage(zk, parent)
+    data = storage.read()
+    if data is None:
         hosts = getattr(zk, "hosts", "")
-        raise NoClusterInfo(f"no hbrep cluster at {_hosts_text(hosts)}:{parent}") from None
-    return ClusterInfo.from_json(data, path)
+        raise NoClusterInfo(f"no hbrep cluster at {_hosts_text(hosts)}:{parent}")
+    return ClusterInfo.from_json(data, storage.path)
 
 
 def _hosts_text(hosts: object) -> str:

@@ -33,7 +33,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import NodeExistsError
 
 from replication.cluster import hbase_registry
 from replication.cluster.errors import ClusterError, RegionServerAborted
@@ -59,6 +58,7 @@ from replication.wal.cell_columns import CellColumns
 from replication.wal.model import Cell, CellType, Entry, WALKey
 from replication.zk.client import connect, zk_options
 from replication.zk.cluster_key import ClusterKey
+from replication.zk.cluster_registration import LiveServerStorage
 from replication.zk.layout import ZNodePaths
 from replication.zk.migration import migrate_legacy_znodes
 from replication.zk.queue_storage import ReplicationQueueStorage
@@ -174,8 +174,8 @@ class HRegionServer:
         advertised = (self.conf.get_str("hbase.regionserver.hostname", "") or LOOPBACK).lower()
         self.server_name = f"{advertised},{port},{self.start_code}"
         self._bind_hbase_rpc(bind, advertised)
-        self.zk.ensure_path(self.paths.peers)
-        self.zk.ensure_path(self.paths.rs)
+        live_servers = LiveServerStorage(self.zk, self.paths)
+        live_servers.ensure_roots()
         self.wal = FSHLog(
             self.fs,
             self.root,
@@ -197,8 +197,7 @@ class HRegionServer:
         self.grpc_server.start()
         os.makedirs(os.path.dirname(pid_file(self.info.root, self.server_name)), exist_ok=True)
         write_pid_file(Path(pid_file(self.info.root, self.server_name)), os.getpid())
-        with contextlib.suppress(NodeExistsError):
-            self.zk.create(self.paths.live_server(self.server_name), b"", ephemeral=True, makepath=True)
+        live_servers.register(self.server_name)
         if self.hbase_rpc is not None:
             self.hbase_rpc.start()
             hbase_registry.register(self.zk, self.paths, self.hbase_server_name)
@@ -231,7 +230,7 @@ class HRegionServer:
                     self.archive_flushed_wals()
         finally:
             with contextlib.suppress(Exception):
-                self.zk.delete(self.paths.live_server(self.server_name))
+                LiveServerStorage(self.zk, self.paths).unregister(self.server_name)
             with contextlib.suppress(OSError):
                 os.remove(pid_file(self.info.root, self.server_name))
             if self.zk_owned:

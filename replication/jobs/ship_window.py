@@ -12,7 +12,7 @@ the job releases the lease and propagates, leaving every position where the last
 Hand-off between runs (so that consecutive runs leave no gap: the ship DAG lets the next run start
 while a window still runs). A window (not a window of 0) given its ``peer_ids`` that finds another run
 holding a peer's lease registers as that lease's waiter and waits for it while its own window is open
-(``lease.waiting``, ``lease.wait_free``); the holder looks for a waiter after each of its passes and,
+(``ShipLease.waiting``, ``ShipLease.wait_free``); the holder looks for a waiter after each of its passes and,
 when one waits, ends its window there ("successor waiting"), commits nothing more and releases the
 lease, which the waiter then takes for its first pass. No two passes overlap (the lease), positions go
 on from the holder's last commit, and the waiter drops its registration once the lease is free.
@@ -51,9 +51,9 @@ from replication.config import Config
 from replication.monitoring.status import replication_status
 from replication.source.cycle import commit_step, ship_step, snapshot_step
 from replication.source.job_runner import ShipJobRunner
-from replication.zk import lease
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
+from replication.zk.lease import ShipLease, wait_until_free, waiting_for
 
 LOG = logging.getLogger(__name__)
 
@@ -145,11 +145,12 @@ def _wait_for_leases(
     """Wait, registered as a waiter (so the holder ends its window), until the peers' leases are free for
     ``owner``, ``timeout_s`` passed or a stop is requested; the first snapshot then takes them (or finds
     them still busy)."""
-    if all(lease.is_free_for(zk, paths, p, owner) for p in peer_ids):
+    leases = [ShipLease(zk, paths, p, owner) for p in peer_ids]
+    if all(lease.is_free() for lease in leases):
         return
     started = time.monotonic()
-    with lease.waiting(zk, paths, peer_ids, owner):
-        free = lease.wait_free(zk, paths, peer_ids, owner, timeout_s, stop_requested=stop_requested)
+    with waiting_for(leases):
+        free = wait_until_free(leases, timeout_s, stop_requested=stop_requested)
     LOG.info(
         "Waited %.3fs for the lease of peer(s) %s: %s", time.monotonic() - started, ",".join(peer_ids),
         "free" if free else "still held when the window closed",
@@ -227,7 +228,7 @@ def run_window(
             if not outcome.peers:
                 report.ended = "every peer is leased by another run"
                 break
-            if window_ms and any(lease.successor_waiting(zk, paths, p, owner) for p in sorted(leased)):
+            if window_ms and any(ShipLease(zk, paths, p, owner).successor_waiting() for p in sorted(leased)):
                 report.ended = "successor waiting for the lease"
                 break
             remaining = deadline - clock()
@@ -238,7 +239,7 @@ def run_window(
                 _idle(min(idle_s, remaining), clock, sleep, stop_requested)
     finally:
         for peer_id in sorted(leased):
-            lease.release(zk, paths, peer_id, owner)
+            ShipLease(zk, paths, peer_id, owner).release()
     status = replication_status(zk, key, conf)
     report.lag_ms_at_end = {
         pid: int(peer["replicationLag"]) for pid, peer in status["peers"].items() if peer_ids is None or pid in peer_ids

@@ -2,19 +2,19 @@
 
 ``<hbrep root>/lag-targets/<peer>`` holds ``{"peer": ms or null, "tables": {table: ms}}``. A table's own
 target wins over the peer's. The lag compared is now − the table's replicated-through time
-(replicated_through.py), so a target is missed as soon as an edit older than it is still unshipped.
+(replicated_through.py), so a target is missed as soon as an edit older than it is still unshipped. The znode
+is read and written by :class:`replication.zk.lag_target_storage.LagTargetStorage`.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import NodeExistsError, NoNodeError
 
 from replication.errors import HbrepError
 from replication.monitoring.replicated_through import ReplicatedThrough
+from replication.zk.lag_target_storage import LagTargetStorage
 from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import normalize_table
 
@@ -23,17 +23,11 @@ class BadLagTarget(HbrepError):
     """A lag target that is not a positive number of milliseconds."""
 
 
-def _path(paths: ZNodePaths, peer_id: str) -> str:
-    return paths.lag_targets(peer_id)
-
-
 def get_lag_targets(zk: KazooClient, paths: ZNodePaths, peer_id: str) -> dict[str, Any]:
     """``{"peer": ms or None, "tables": {table: ms}}`` (empty when none was set)."""
-    try:
-        data, _ = zk.get(_path(paths, peer_id))
-    except NoNodeError:
+    raw = LagTargetStorage(zk, paths).read(peer_id)
+    if raw is None:
         return {"peer": None, "tables": {}}
-    raw = json.loads(data or b"{}")
     return {"peer": raw.get("peer"), "tables": dict(raw.get("tables") or {})}
 
 
@@ -58,12 +52,7 @@ def set_lag_target(
         targets["tables"][normalize_table(table)] = ms
     else:
         targets["tables"].pop(normalize_table(table), None)
-    data = json.dumps(targets).encode()
-    path = _path(paths, peer_id)
-    try:
-        zk.create(path, data, makepath=True)
-    except NodeExistsError:
-        zk.set(path, data)
+    LagTargetStorage(zk, paths).write(peer_id, targets)
     return targets
 
 

@@ -12,19 +12,18 @@ queues').
 At most ``SCAN_BYTES`` of each queue are read; a table not met within them is reported through the write
 time of the last entry read (a lower bound: its pending entries come after it in that queue).
 
-The last value per peer is kept in ``<hbrep root>/replicated-through/<peer>``, so that the commit's asset
-event can say which interval became replicated (from the previous value to the new one).
+The last value per peer is kept in ``<hbrep root>/replicated-through/<peer>`` (``ReplicatedThroughStorage``),
+so that the commit's asset event can say which interval became replicated (from the previous value to the
+new one).
 """
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import asdict, dataclass, field
 from typing import NamedTuple
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import NoNodeError
 
 from replication.cluster.source_cluster import SourceCluster, open_source
 from replication.cluster.source_tables import user_tables
@@ -41,6 +40,7 @@ from replication.zk.peer_storage import ReplicationPeerConfig, ReplicationPeerSt
 from replication.zk.queue_info import ReplicationQueueInfo
 from replication.zk.queue_snapshot import QueueSnapshot
 from replication.zk.queue_storage import ReplicationQueueStorage
+from replication.zk.replicated_through_storage import ReplicatedThroughStorage
 
 SCAN_BYTES = 64 * 1024 * 1024
 
@@ -183,17 +183,10 @@ def replicated_through(
     return ReplicatedThrough(peer_id, through, per_table, read_ms, pending)
 
 
-def _record_path(paths: ZNodePaths, peer_id: str) -> str:
-    return paths.replicated_through(peer_id)
-
-
 def last_recorded(zk: KazooClient, paths: ZNodePaths, peer_id: str) -> ReplicatedThrough | None:
     """The value last recorded for the peer (None before the first)."""
-    try:
-        data, _ = zk.get(_record_path(paths, peer_id))
-    except NoNodeError:
-        return None
-    return ReplicatedThrough(**json.loads(data))
+    raw = ReplicatedThroughStorage(zk, paths).read(peer_id)
+    return None if raw is None else ReplicatedThrough(**raw)
 
 
 def record(zk: KazooClient, paths: ZNodePaths, value: ReplicatedThrough) -> ReplicatedThrough | None:
@@ -204,16 +197,7 @@ def record(zk: KazooClient, paths: ZNodePaths, value: ReplicatedThrough) -> Repl
         for table, before in previous.tables.items():
             if table in value.tables:
                 value.tables[table] = max(value.tables[table], before)
-    data = json.dumps(value.as_dict()).encode()
-    path = _record_path(paths, value.peer_id)
-    if previous is None:
-        zk.ensure_path(path.rsplit("/", 1)[0])
-        try:
-            zk.create(path, data)
-        except Exception:
-            zk.set(path, data)
-    else:
-        zk.set(path, data)
+    ReplicatedThroughStorage(zk, paths).write(value.peer_id, value.as_dict(), exists=previous is not None)
     return previous
 
 

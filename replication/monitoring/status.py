@@ -24,8 +24,8 @@ from replication.monitoring.replicated_through import PendingWal
 from replication.wal.locator import WalLocator
 from replication.wal.names import order_wals
 from replication.wal.reader import open_wal
-from replication.zk import lease
 from replication.zk.cluster_key import ClusterKey
+from replication.zk.lease import ShipLease
 from replication.zk.peer_storage import ReplicationPeerStorage, format_table_cfs
 from replication.zk.queue_info import ReplicationQueueInfo
 from replication.zk.queue_storage import ReplicationQueueStorage
@@ -88,7 +88,7 @@ def replication_status(zk: KazooClient, key: ClusterKey, conf: Config, now_ms: i
             "ageOfLastShippedOp": None,
             "replicationLag": 0,
             "stuck_queues": 0,
-            "lease": lease.holder(zk, source.paths, peer_id),
+            "lease": ShipLease(zk, source.paths, peer_id, owner="").holder(),
         }
     locator = WalLocator(source.fs, source.root)
     queues = []

@@ -7,7 +7,7 @@ or dead) and, for each WAL with bytes past its recorded position, the end of its
 file's length, less the trailer of a closed WAL). Every edit acknowledged before the call is in
 one of those WALs below that offset: a region server adds a WAL to its queues before the first
 append (spec §2) and acknowledges an edit after it is in the file. The record is stored, zlib'd
-JSON, at ``<hbrep root>/consistency/<token>`` (``ZNodePaths.consistency_token``) and
+JSON, at ``<hbrep root>/consistency/<token>`` (``ConsistencyTokenStorage``) and
 lives ``hbrep.consistency.token.ttl.ms`` (default 24 h); expired records are removed lazily, by
 the next :func:`take_token` and by a check that meets one.
 
@@ -25,7 +25,6 @@ not "satisfied": its queues are gone without having shipped.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 import secrets
@@ -35,7 +34,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import NodeExistsError, NoNodeError
 
 from replication.cluster.source_cluster import SourceCluster, open_source
 from replication.cluster.source_tables import source_table
@@ -46,8 +44,9 @@ from replication.tables.names import TableName
 from replication.wal.errors import WALError
 from replication.wal.locator import WalLocator
 from replication.wal.reader import open_wal
-from replication.zk.acl import acl_for, zk_access
+from replication.zk.acl import zk_access
 from replication.zk.cluster_key import ClusterKey
+from replication.zk.consistency_token_storage import ConsistencyTokenStorage
 from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import ReplicationPeerStorage
 from replication.zk.queue_info import ReplicationQueueInfo
@@ -258,19 +257,12 @@ def _check_tables(source: SourceCluster, tables: list[str]) -> list[str]:
 def sweep_expired(zk: KazooClient, paths: ZNodePaths, now_ms: int | None = None) -> int:
     """Delete the records of expired tokens (read from their names); returns how many were deleted."""
     now = _now_ms() if now_ms is None else now_ms
-    try:
-        names = zk.get_children(paths.consistency_tokens)
-    except NoNodeError:
-        return 0
+    storage = ConsistencyTokenStorage(zk, paths)
     deleted = 0
-    for name in names:
+    for name in storage.list_tokens():
         match = TOKEN_RE.fullmatch(name)
-        if match is not None and int(match.group(1)) <= now:
-            try:
-                zk.delete(paths.consistency_token(name))
-                deleted += 1
-            except NoNodeError:
-                pass  # another sweeper got it
+        if match is not None and int(match.group(1)) <= now and storage.delete(name):
+            deleted += 1  # (False: another sweeper got it)
     return deleted
 
 
@@ -316,6 +308,7 @@ def take_token(
         if czxid is None or _peer_czxid(zk, paths, peer_id) != czxid:
             raise ConsistencyTokenError(f"peer {peer_id!r} was removed while the token was being taken")
         sweep_expired(zk, paths, created)
+        storage = ConsistencyTokenStorage(zk, paths)
         for _ in range(3):
             expires = created + ttl
             token = f"ct-{expires:013d}-{secrets.token_hex(8)}"
@@ -326,11 +319,9 @@ def take_token(
                     f"peer {peer_id!r}: {len(recorded)} unshipped WALs make a token record of {len(data)} bytes, "
                     f"over the {MAX_RECORD_BYTES} bytes a znode may hold; let the peer catch up first"
                 )
-            try:
-                zk.create(paths.consistency_token(token), data, acl=acl_for(zk), makepath=True)
+            if storage.create(token, data):
                 return record
-            except NodeExistsError:
-                continue  # 64 random bits collided: draw again
+            # else 64 random bits collided: draw again
     raise ConsistencyTokenError("could not store a new consistency token (name collisions)")
 
 
@@ -339,15 +330,14 @@ def load_token(zk: KazooClient, paths: ZNodePaths, token: str, now_ms: int | Non
     (an expired record is deleted here)."""
     expires = parse_token(token)
     now = _now_ms() if now_ms is None else now_ms
-    path = paths.consistency_token(token)
+    storage = ConsistencyTokenStorage(zk, paths)
+    path = storage.path(token)
     if expires <= now:
-        with contextlib.suppress(NoNodeError):
-            zk.delete(path)
+        storage.delete(token)
         raise ConsistencyTokenError(f"consistency token {token} expired at {expires} ms (now {now} ms)")
-    try:
-        data, _ = zk.get(path)
-    except NoNodeError:
-        raise ConsistencyTokenError(f"unknown consistency token {token} (not issued by this cluster)") from None
+    data = storage.read(token)
+    if data is None:
+        raise ConsistencyTokenError(f"unknown consistency token {token} (not issued by this cluster)")
     try:
         record = TokenRecord.from_bytes(data)
     except (ValueError, KeyError, TypeError, zlib.error) as exc:

@@ -57,10 +57,10 @@ from replication.source.filters import table_name_str
 from replication.tables.descriptors import TableDescriptor, TableRegistry
 from replication.tables.semantics import LATEST_TIMESTAMP
 from replication.tls import zk_client_tls
-from replication.zk import lease
 from replication.zk.client import connected
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
+from replication.zk.lease import ShipLease
 from replication.zk.peer_storage import ReplicationPeerConfig, ReplicationPeerStorage, check_peer_id
 from replication.zk.queue_storage import ReplicationQueueStorage
 from replication.zk.seed_marks import (
@@ -477,10 +477,11 @@ def catch_up(
     run_helper_cycle(helper)
     cycles += 1
     owner = f"hbrep-seed-{peer_id}-{os.getpid()}-{int(time.time() * 1000)}"
-    while not lease.acquire(zk, paths, peer_id, owner):
+    peer_lease = ShipLease(zk, paths, peer_id, owner)
+    while not peer_lease.acquire():
         if time.monotonic() > deadline:
             raise SeedError(f"peer {peer_id}'s ship lease stayed held for {timeout_s:.0f} s: the seed cannot finish")
-        lease.wait_free(zk, paths, [peer_id], owner, timeout_s=min(5.0, max(0.1, deadline - time.monotonic())))
+        peer_lease.wait_free(timeout_s=min(5.0, max(0.1, deadline - time.monotonic())))
     try:
         record = take_token(zk, key, conf, helper)
         while True:
@@ -500,7 +501,7 @@ def catch_up(
         else:
             storage.remove_peer(helper)
     finally:
-        lease.release(zk, paths, peer_id, owner)
+        peer_lease.release()
     LOG.info("seed of peer %s caught up in %d cycles; its tables ship with the peer again", peer_id, cycles)
     return cycles, record.created_ms
 

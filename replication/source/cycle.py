@@ -36,9 +36,9 @@ from replication.source.manifest import (
     write_text,
 )
 from replication.source.snapshot import build_manifest
-from replication.zk import lease
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
+from replication.zk.lease import DEFAULT_LEASE_MS, ShipLease
 from replication.zk.peer_storage import ReplicationPeerStorage
 from replication.zk.shadow_peer import is_shadow_peer
 
@@ -83,13 +83,13 @@ def snapshot_step(
     if disabled:
         LOG.warning("Nothing shipped: %s", disabled)
     wanted = [] if disabled else peer_ids if peer_ids is not None else storage.list_peer_ids()
-    ttl = conf.get_int("hbrep.ship.lease.ms", lease.DEFAULT_LEASE_MS)
+    ttl = conf.get_int("hbrep.ship.lease.ms", DEFAULT_LEASE_MS)
     leased, busy = [], {}
     for peer_id in wanted:
-        if lease.acquire(zk, source.paths, peer_id, owner, ttl):
+        if ShipLease(zk, source.paths, peer_id, owner, ttl).acquire():
             leased.append(peer_id)
         else:
-            holder = lease.holder(zk, source.paths, peer_id) or {}
+            holder = ShipLease(zk, source.paths, peer_id, owner).holder() or {}
             busy[peer_id] = f"another cycle ({holder.get('owner', '?')}) is shipping peer {peer_id}"
             LOG.warning("Skipping peer %s: %s", peer_id, busy[peer_id])
     try:
@@ -97,12 +97,12 @@ def snapshot_step(
     except BaseException:
         # A snapshot that cannot be taken (e.g. a garbled position znode) must not keep the peers leased.
         for peer_id in leased:
-            lease.release(zk, source.paths, peer_id, owner)
+            ShipLease(zk, source.paths, peer_id, owner).release()
         raise
     for peer_id in [p for p in leased if p not in manifest.peers]:
         # a named peer that does not exist (yet: a seed may be about to add it) is not in the manifest, and
         # commit releases the manifest's peers only: release it now, or it stays leased until it expires
-        lease.release(zk, source.paths, peer_id, owner)
+        ShipLease(zk, source.paths, peer_id, owner).release()
         leased.remove(peer_id)
     folder = Path(work_dir or work_dir_for(conf)) / manifest.cycle_id
     folder.mkdir(parents=True, exist_ok=True)
@@ -178,7 +178,7 @@ def commit_step(
 
 def _release_leases(zk: KazooClient, paths: ZNodePaths, manifest: Manifest, owner: str) -> None:
     for peer_id in manifest.peers:
-        lease.release(zk, paths, peer_id, owner)
+        ShipLease(zk, paths, peer_id, owner).release()
 
 
 PEER_TOTALS = (
@@ -263,7 +263,7 @@ def run_cycle(
         # Positions stay where they were; release the leases so the next cycle can retry at once.
         source = open_source(zk, key, conf)
         for peer_id in outcome.peers:
-            lease.release(zk, source.paths, peer_id, owner)
+            ShipLease(zk, source.paths, peer_id, owner).release()
         raise
     report = commit_step(zk, key, conf, outcome.manifest_path, owner=owner)
     report.busy_peers = outcome.busy_peers

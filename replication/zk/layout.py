@@ -17,14 +17,14 @@ from replication.config import Config
 LOCK = "lock"  # the claim lock child of a replicator node (1.x ReplicationQueuesZKImpl.RS_LOCK_ZNODE)
 CVERSION_PREFIX = "cversion_"  # transient child of the queues root, bumps its cversion (spec §3.4)
 # hbrep's own znodes (HBase has none of these)
-CLUSTER_INFO = "hbrep-cluster"  # under the parent: the cluster's name, root and parent (cluster/info.py)
+CLUSTER_INFO = "hbrep-cluster"  # under the parent: the cluster's name, root and parent (cluster_registration.py)
 HBREP_ROOT = "hbrep"  # under the parent, unless hbrep.zookeeper.znode.root names another place
 LEASES = "leases"  # under hbrep's root: one ship lease per peer (zk/lease.py)
 LEASE_WAITERS = "lease-waiters"  # under hbrep's root: runs waiting for a peer's lease (zk/lease.py)
-DEAD_SERVERS = "dead"  # under hbrep's root: when each dead server was first seen (failover.py)
+DEAD_SERVERS = "dead"  # under hbrep's root: when each dead server was first seen (dead_server_storage.py)
 JOURNAL = "journal"  # under hbrep's root: the queue change journal (zk/journal.py)
-CONSISTENCY_TOKENS = "consistency"  # under hbrep's root: one record per consistency token (consistency.py)
-HBASE_SOURCE = "hbase-source"  # under hbrep's root: a real HBase source's rootdir (cluster/hbase_source.py)
+CONSISTENCY_TOKENS = "consistency"  # under hbrep's root: one record per token (consistency_token_storage.py)
+HBASE_SOURCE = "hbase-source"  # under hbrep's root: a real HBase source's rootdir (cluster_registration.py)
 # where the same znodes sat before issue 23, under <parent>/replication: (old name, new name, copy children)
 LEGACY_REPLICATION_CHILDREN = (
     ("hbrep-leases", LEASES, True),
@@ -99,11 +99,12 @@ class ZNodePaths:
         return f"{self.regions}/{e[0:2]}/{e[2:4]}/{e[4:]}-{peer_id}"
 
     def lag_targets(self, peer_id: str) -> str:
-        """``<hbrep root>/lag-targets/<peerId>``: a peer's lag targets (lag_targets.py)."""
+        """``<hbrep root>/lag-targets/<peerId>``: a peer's lag targets (lag_target_storage.py)."""
         return _join(self.hbrep_root, f"lag-targets/{peer_id}")
 
     def replicated_through(self, peer_id: str) -> str:
-        """``<hbrep root>/replicated-through/<peerId>``: a peer's last replicated-through times."""
+        """``<hbrep root>/replicated-through/<peerId>``: a peer's last replicated-through times
+        (replicated_through_storage.py)."""
         return _join(self.hbrep_root, f"replicated-through/{peer_id}")
 
     def live_server(self, server: str) -> str:

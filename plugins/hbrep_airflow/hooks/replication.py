@@ -204,12 +204,12 @@ class ReplicationHook(BaseHook):
 
     def release(self, peer_id: str, *, owner: str) -> bool:
         """Drop ``owner``'s lease on ``peer_id`` (True if it held it); a no-op otherwise."""
-        from replication.zk import lease
         from replication.zk.layout import ZNodePaths
+        from replication.zk.lease import ShipLease
 
         with self.zk_hook.connected() as zk:
             paths = ZNodePaths(self.conf, parent=self.cluster_key.znode_parent)
-            return lease.release(zk, paths, peer_id, owner)
+            return ShipLease(zk, paths, peer_id, owner).release()
 
     # -- chores -----------------------------------------------------------------------------------
     def failover(self) -> dict[str, Any]:
