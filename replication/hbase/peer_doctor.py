@@ -11,7 +11,6 @@ more that the master does not list them), after which a stuck AddPeerProcedure s
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass, field
 
 from kazoo.client import KazooClient
@@ -21,6 +20,7 @@ from replication.hbase.master_admin import MasterAdmin
 from replication.proto import Procedure_pb2
 from replication.zk.acl import zk_access
 from replication.zk.layout import ZNodePaths
+from replication.zk.peer_storage import ReplicationPeerStorage
 
 UNFINISHED = frozenset({Procedure_pb2.RUNNABLE, Procedure_pb2.WAITING, Procedure_pb2.WAITING_TIMEOUT,
                         Procedure_pb2.INITIALIZING})  # fmt: skip
@@ -100,11 +100,11 @@ def diagnose(zk: KazooClient, paths: ZNodePaths, admin: MasterAdmin) -> PeerDiag
 def remove_orphans(zk: KazooClient, paths: ZNodePaths, admin: MasterAdmin, diagnosis: PeerDiagnosis) -> list[str]:
     """Delete each orphan peer znode (recursively) that the master still does not list; the ids removed."""
     known = {p.peer_id for p in admin.list_replication_peers()}
+    storage = ReplicationPeerStorage(zk, paths)
     removed = []
-    for peer_id, path in sorted(diagnosis.orphan_znodes.items()):
+    for peer_id in sorted(diagnosis.orphan_znodes):
         if peer_id in known:
             continue
-        with zk_access(path), contextlib.suppress(NoNodeError):
-            zk.delete(path, recursive=True)
+        storage.remove_peer_znode(peer_id)
         removed.append(peer_id)
     return removed

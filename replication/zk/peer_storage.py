@@ -338,6 +338,18 @@ class ReplicationPeerStorage:
                 with contextlib.suppress(NoNodeError):
                     self.zk.delete(hbrep_node)
 
+    def remove_peer_znode(self, peer_id: str) -> bool:
+        """Delete only the peer's znode (recursively: its state with it), leaving queues and everything else:
+        for a peer written behind a running HBase master's back, which the master never listed
+        (``hbrep hbase_peer_doctor --fix``). False when it was gone already."""
+        path = self.paths.peer(peer_id)
+        with zk_access(path):
+            try:
+                self.zk.delete(path, recursive=True)
+            except NoNodeError:
+                return False
+        return True
+
     def _remove_last_pushed_sequence_ids(self, peer_id: str) -> None:
         """Delete the peer's ``regions/../..-<peerId>`` znodes, as HBase's removePeer does
         (ZKReplicationQueueStorage.removeLastSequenceIds): a serial peer of a real HBase source leaves them."""
