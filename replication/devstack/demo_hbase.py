@@ -141,7 +141,7 @@ def run(rows: int, state: Path) -> dict[str, Any]:
         fs, root = get_filesystem(hbase_a.rootdir_uri)
         stored = MetricsStore(fs, root).load()
         report["rows_shipped"] = int(sum(q.get("shippedOps", 0) for q in stored["queues"].values()))
-        report["lag_ms"] = status["peers"][PEER]["replicationLag"]
+        report["lag_ms"] = status.peers[PEER].replicationLag
         report["verify"] = stored["checks"].get(f"verify/{PEER}/{TABLE}", {})
         report["quality"] = stored["checks"].get(f"quality/{PEER}/{TABLE}", {})
         say("HBase's own VerifyReplication of the table (hbase-mapreduce, local job runner)")

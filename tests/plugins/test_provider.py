@@ -63,19 +63,3 @@ def test_zookeeper_hook_json_form_and_missing_quorum(monkeypatch):
     monkeypatch.setenv("AIRFLOW_CONN_ZK_EMPTY", json.dumps({"conn_type": "zookeeper", "port": 2181}))
     with pytest.raises(HbrepError, match="connection zk_empty: no ZooKeeper quorum"):
         _ = ZooKeeperHook("zk_empty").cluster_key
-
-
-def test_lag_violations_only_count_enabled_peers_over_the_threshold():
-    from replication.monitoring.status import lag_violations
-
-    status = {
-        "peers": {"1": {"state": "ENABLED"}, "2": {"state": "DISABLED"}},
-        "queues": [
-            {"peer_id": "1", "queue": "rs/1", "replicationLag": 500},
-            {"peer_id": "1", "queue": "rs2/1", "replicationLag": 900},
-            {"peer_id": "1", "queue": "rs3/1", "replicationLag": 100},
-            {"peer_id": "2", "queue": "rs/2", "replicationLag": 10_000},
-        ],
-    }
-    assert [q["queue"] for q in lag_violations(status, 300)] == ["rs2/1", "rs/1"]
-    assert lag_violations(status, 1000) == []
