@@ -63,3 +63,21 @@ def test_zookeeper_hook_json_form_and_missing_quorum(monkeypatch):
     monkeypatch.setenv("AIRFLOW_CONN_ZK_EMPTY", json.dumps({"conn_type": "zookeeper", "port": 2181}))
     with pytest.raises(HbrepError, match="connection zk_empty: no ZooKeeper quorum"):
         _ = ZooKeeperHook("zk_empty").cluster_key
+
+
+def test_dag_settings_take_the_library_defaults(monkeypatch):
+    """The lag alert threshold and the log cleaner's interval of the DAG files are the library's defaults."""
+    from datetime import timedelta
+
+    from hbrep_airflow import dag_settings
+
+    from replication.config import Config
+
+    monkeypatch.delenv("HBREP__hbrep__lag__alert__ms", raising=False)
+    monkeypatch.delenv("HBREP__hbase__master__cleaner__interval", raising=False)
+    conf = Config.load(env={})
+    assert dag_settings.lag_alert_ms() == conf.get_int("hbrep.lag.alert.ms") == dag_settings.DEFAULT_LAG_ALERT_MS
+    assert dag_settings.cleaner_interval() == timedelta(milliseconds=conf.get_int("hbase.master.cleaner.interval"))
+    assert conf.get_int("hbase.master.cleaner.interval") == dag_settings.DEFAULT_CLEANER_INTERVAL_MS
+    monkeypatch.setenv("HBREP__hbrep__lag__alert__ms", "1234")
+    assert dag_settings.lag_alert_ms() == Config.load().get_int("hbrep.lag.alert.ms") == 1234
