@@ -102,7 +102,7 @@ def replication_status(zk: KazooClient, key: ClusterKey, conf: Config, now_ms: i
     for state in snapshot.queues():
         info, lag, pending, read_error = _queue_lag(source.fs, locator, state, now)
         qkey = f"{state.server}/{state.queue_id}"
-        metrics = stored["queues"].get(qkey, {})
+        metrics = stored.queues.get(qkey, {})
         shipped_at = int(metrics.get("lastShippedWriteTime", 0))
         alive = state.server in live
         status = metrics.get("status", "ok") if metrics else "new"
@@ -142,7 +142,7 @@ def replication_status(zk: KazooClient, key: ClusterKey, conf: Config, now_ms: i
     # Global counters cover every queue ever shipped, drained recovered queues included (as HBase's
     # source.* metrics do); the gauges below cover the queues that exist now.
     totals: dict[str, float] = {}
-    for entry in stored["queues"].values():
+    for entry in stored.queues.values():
         for name, value in entry.items():
             if isinstance(value, (int, float)) and name not in ("lastShippedWriteTime", "lastShippedAt", "updated_ms"):
                 totals[f"source.{name}"] = totals.get(f"source.{name}", 0) + value
@@ -160,11 +160,11 @@ def replication_status(zk: KazooClient, key: ClusterKey, conf: Config, now_ms: i
         peers=peers,
         queues=tuple(queues),
         global_source=totals,
-        recent_failovers=tuple(stored["failovers"][-10:]),
-        recent_cycles=tuple(stored["cycles"][-10:]),
-        recent_alerts=tuple(stored["alerts"][-10:]),
-        checks=stored["checks"],
-        lag_samples=stored.get("lag_history", {}),
+        recent_failovers=tuple(stored.failovers[-10:]),
+        recent_cycles=tuple(stored.cycles[-10:]),
+        recent_alerts=tuple(stored.alerts[-10:]),
+        checks=stored.checks,
+        lag_samples=stored.lag_history,
     )
 
 
