@@ -18,7 +18,7 @@ from typing import Any
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
-from replication.cluster.source_cluster import open_source
+from replication.cluster.source_cluster import SourceCluster, open_source
 from replication.config import Config
 from replication.monitoring.metrics import MetricsStore, age_of_last_shipped_op, size_of_log_queue
 from replication.monitoring.replicated_through import PendingWal
@@ -34,12 +34,13 @@ from replication.wal.locator import WalLocator
 from replication.wal.names import order_wals
 from replication.wal.reader import open_wal
 from replication.zk import lease
+from replication.zk.acl import zk_access
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.errors import QueueStorageError
 from replication.zk.layout import ZNodePaths, is_replicator
-from replication.zk.peer_storage import ReplicationPeerStorage, format_table_cfs
+from replication.zk.peer_storage import ReplicationPeerConfig, ReplicationPeerStorage, format_table_cfs
 from replication.zk.queue_info import ReplicationQueueInfo
-from replication.zk.queue_snapshot import QueueState
+from replication.zk.queue_snapshot import QueueSnapshot, QueueState
 from replication.zk.queue_storage import ReplicationQueueStorage
 from replication.zk.shadow_peer import hbrep_ships, is_shadow_peer
 
@@ -94,7 +95,7 @@ def replication_status(zk: KazooClient, key: ClusterKey, conf: Config, now_ms: i
     snapshot = ReplicationQueueStorage(zk, source.paths).snapshot()
     live = set(zk.get_children(source.paths.rs)) if zk.exists(source.paths.rs) else set()
     stored = MetricsStore(source.fs, source.root).load()
-    configs: dict[str, tuple[Any, bool]] = {}
+    configs: dict[str, tuple[ReplicationPeerConfig, bool]] = {}
     for peer_id in peers_storage.list_peer_ids():
         configs[peer_id] = (peers_storage.get_peer_config(peer_id), peers_storage.is_peer_enabled(peer_id))
     locator = WalLocator(source.fs, source.root)
@@ -169,7 +170,16 @@ def replication_status(zk: KazooClient, key: ClusterKey, conf: Config, now_ms: i
 
 
 def _peer_status(
-    zk, key, conf, source, snapshot, peer_id: str, config, enabled: bool, queues: list[QueueStatus], now: int
+    zk: KazooClient,
+    key: ClusterKey,
+    conf: Config,
+    source: SourceCluster,
+    snapshot: QueueSnapshot,
+    peer_id: str,
+    config: ReplicationPeerConfig,
+    enabled: bool,
+    queues: list[QueueStatus],
+    now: int,
 ) -> PeerStatus:
     """One peer: its configuration, HBase's gauges over its queues, and per peer and per table: replicated
     through, lag behind now, the lag target and whether it is missed (HBase's status is per server;
@@ -250,24 +260,25 @@ def _read_peer_queues(
 ) -> list[QueueState]:
     """The queues of ``peer_ids`` with their WAL positions; listed again while a claim moves the tree (as
     :meth:`ReplicationQueueStorage.snapshot` does)."""
-    for _ in range(100):
-        before = storage.rs_cversion()
-        if before is None:
-            return []
-        try:
-            servers = sorted(filter(is_replicator, zk.get_children(paths.queues)))
-        except NoNodeError:
-            return []
-        listed = storage.list_replicators(servers)
-        pairs = [
-            (server, queue_id)
-            for server in servers
-            for queue_id in listed.get(server) or ()
-            if ReplicationQueueInfo.parse(queue_id).peer_id in peer_ids
-        ]
-        states = storage.read_queues(pairs)
-        if storage.rs_cversion() == before:
-            return states
+    with zk_access(paths.queues):
+        for _ in range(100):
+            before = storage.rs_cversion()
+            if before is None:
+                return []
+            try:
+                servers = sorted(filter(is_replicator, zk.get_children(paths.queues)))
+            except NoNodeError:
+                return []
+            listed = storage.list_replicators(servers)
+            pairs = [
+                (server, queue_id)
+                for server in servers
+                for queue_id in listed.get(server) or ()
+                if ReplicationQueueInfo.parse(queue_id).peer_id in peer_ids
+            ]
+            states = storage.read_queues(pairs)
+            if storage.rs_cversion() == before:
+                return states
     raise QueueStorageError(f"{paths.queues} kept changing during 100 listings")
 
 
