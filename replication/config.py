@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from replication.defaults import CLEANER_INTERVAL_MS, LAG_ALERT_MS
 from replication.errors import ConfigError
 
 ENV_CONF_FILE = "HBREP_CONF"
@@ -83,7 +84,7 @@ DEFAULTS: dict[str, str] = {
     "hbase.regionserver.port": "0",
     # master chores
     "hbase.master.logcleaner.ttl": "600000",
-    "hbase.master.cleaner.interval": "600000",
+    "hbase.master.cleaner.interval": str(CLEANER_INTERVAL_MS),
     # hbrep's own keys
     "hbrep.state.dir": ".hbrep",
     "hbrep.spark.master": "local[2]",
@@ -97,7 +98,7 @@ DEFAULTS: dict[str, str] = {
     "hbrep.spark.connect.retries": "4",  # client retries before a gone server fails the job
     # a ship run keeps doing passes (snapshot -> job -> commit) for up to this long; 0 = one pass
     "hbrep.ship.window.ms": "0",
-    "hbrep.lag.alert.ms": "300000",
+    "hbrep.lag.alert.ms": str(LAG_ALERT_MS),
     # hbrep's own znodes (leases, dead marks, journal, tokens): empty = <zookeeper.znode.parent>/hbrep; an
     # absolute path elsewhere must be one per cluster (replication/zk/layout.py)
     "hbrep.zookeeper.znode.root": "",

@@ -21,13 +21,15 @@ from pathlib import Path
 
 from airflow.sdk import AsyncCallback, DeadlineAlert, DeadlineReference
 
+# the library's own defaults: replication.defaults imports nothing, so DAG parsing still loads no library code
+from replication.defaults import CLEANER_INTERVAL_MS as DEFAULT_CLEANER_INTERVAL_MS
+from replication.defaults import LAG_ALERT_MS as DEFAULT_LAG_ALERT_MS
+
 ZK_CONN_ID = os.environ.get("HBREP_ZK_CONN_ID", "hbrep_source")
 SPARK_CONN_ID = os.environ.get("HBREP_SPARK_CONN_ID", "spark_default")
 ZK_POOL = os.environ.get("HBREP_ZK_POOL", "zookeeper")
 SPARK_CONNECT_CONN_ID = os.environ.get("HBREP_SPARK_CONNECT_CONN_ID", "hbrep_spark_connect")
 VERIFY_START = os.environ.get("HBREP_VERIFY_START", "2026-11-15")
-DEFAULT_LAG_ALERT_MS = 300000  # replication.config DEFAULTS["hbrep.lag.alert.ms"]
-DEFAULT_CLEANER_INTERVAL_MS = 600000  # replication.config DEFAULTS["hbase.master.cleaner.interval"]
 
 
 def spark_mode() -> str:

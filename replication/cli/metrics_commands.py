@@ -29,13 +29,14 @@ def serve(ctx: CliContext, port: int, host: str) -> None:
     """
     from replication.monitoring.metrics_http import serve_status_metrics
     from replication.monitoring.status import replication_status
+    from replication.monitoring.status_models import ReplicationStatus
     from replication.zk.client import connected, require_connected, zk_options
 
     stopped = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stopped.set())
 
-    def status_now() -> dict:
+    def status_now() -> ReplicationStatus:
         require_connected(zk, ctx.cluster)  # a scrape while ZooKeeper is away is answered at once: up 0
         return replication_status(zk, ctx.cluster, ctx.conf)
 

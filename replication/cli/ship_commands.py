@@ -86,39 +86,38 @@ def status_replication(ctx: CliContext, as_json: bool, prometheus: bool) -> None
     with _zk(ctx) as zk:
         state = replication_status(zk, ctx.cluster, ctx.conf)
     if as_json:
-        emit_json(state)
+        emit_json(state.to_json())
         return
     if prometheus:
         click.echo(to_prometheus(state), nl=False)
         return
-    click.echo(f"source {state['cluster']} (id {state['cluster_id']}), {len(state['live_servers'])} live servers")
-    totals = state["global"]
+    click.echo(f"source {state.cluster} (id {state.cluster_id}), {len(state.live_servers)} live servers")
+    totals = state.global_source
     click.echo(
         f"global: sizeOfLogQueue={int(totals['source.sizeOfLogQueue'])} "
         f"replicationLag={_fmt_ms(totals['source.replicationLag'])} "
         f"ageOfLastShippedOp={_fmt_ms(totals.get('source.ageOfLastShippedOp'))}"
     )
-    for peer in state["peers"].values():
+    for peer in state.peers.values():
         click.echo(
-            f"peer {peer['peer_id']} {peer['state']} -> {peer['cluster_key']}: queues={peer['queues']} "
-            f"sizeOfLogQueue={peer['sizeOfLogQueue']} replicationLag={_fmt_ms(peer['replicationLag'])} "
-            f"ageOfLastShippedOp={_fmt_ms(peer['ageOfLastShippedOp'])} stuck={peer['stuck_queues']}"
-            f" replicated_through={_fmt_time(peer.get('replicated_through_ms'))}"
-            + (f" lag_target={_fmt_ms(peer['lag_target_ms'])}" if peer.get("lag_target_ms") else "")
+            f"peer {peer.peer_id} {peer.state} -> {peer.cluster_key}: queues={peer.queues} "
+            f"sizeOfLogQueue={peer.sizeOfLogQueue} replicationLag={_fmt_ms(peer.replicationLag)} "
+            f"ageOfLastShippedOp={_fmt_ms(peer.ageOfLastShippedOp)} stuck={peer.stuck_queues}"
+            f" replicated_through={_fmt_time(peer.replicated_through_ms)}"
+            + (f" lag_target={_fmt_ms(peer.lag_target_ms)}" if peer.lag_target_ms else "")
         )
-        for table, row in sorted(peer.get("tables", {}).items()):
+        for table, row in sorted(peer.tables.items()):
             click.echo(
-                f"  table {table}: replicated_through={_fmt_time(row['replicated_through_ms'])} "
-                f"lag={_fmt_ms(row['lag_ms'])}"
-                + (f" target={_fmt_ms(row['lag_target_ms'])}" if row["lag_target_ms"] else "")
-                + (" TARGET MISSED" if row["target_missed"] else "")
+                f"  table {table}: replicated_through={_fmt_time(row.replicated_through_ms)} "
+                f"lag={_fmt_ms(row.lag_ms)}"
+                + (f" target={_fmt_ms(row.lag_target_ms)}" if row.lag_target_ms else "")
+                + (" TARGET MISSED" if row.target_missed else "")
             )
-    for queue in state["queues"]:
+    for queue in state.queues:
         click.echo(
-            f"  {queue['queue']}: status={queue['status']} sizeOfLogQueue={queue['sizeOfLogQueue']} "
-            f"pendingBytes={queue['pendingBytes']} replicationLag={_fmt_ms(queue['replicationLag'])} "
-            f"ageOfLastShippedOp={_fmt_ms(queue['ageOfLastShippedOp'])}"
-            + (f" error={queue['error']}" if queue["error"] else "")
+            f"  {queue.queue}: status={queue.status} sizeOfLogQueue={queue.sizeOfLogQueue} "
+            f"pendingBytes={queue.pendingBytes} replicationLag={_fmt_ms(queue.replicationLag)} "
+            f"ageOfLastShippedOp={_fmt_ms(queue.ageOfLastShippedOp)}" + (f" error={queue.error}" if queue.error else "")
         )
-    for alert in state["recent_alerts"]:
+    for alert in state.recent_alerts:
         click.echo(f"alert {_fmt_time(alert.get('at_ms'))} {alert.get('kind', '?')}: {alert.get('message')}")

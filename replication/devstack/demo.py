@@ -173,13 +173,13 @@ def run(rows: int, state: Path) -> dict[str, Any]:
         fs, root = get_filesystem(cluster_a.root)
         stored = MetricsStore(fs, root).load()
         # every queue ever shipped, recovered queues that drained and were deleted included
-        report["rows_shipped"] = int(sum(q.get("shippedOps", 0) for q in stored["queues"].values()))
-        report["edits_filtered"] = int(sum(q.get("logEditsFiltered", 0) for q in stored["queues"].values()))
-        report["lag_ms"] = status["peers"][PEER]["replicationLag"]
-        report["queues_left"] = [q["queue"] for q in status["queues"]]
-        report["failovers"] = stored["failovers"]
-        report["verify"] = stored["checks"].get(f"verify/{PEER}/{TABLE}", {})
-        report["quality"] = stored["checks"].get(f"quality/{PEER}/{TABLE}", {})
+        report["rows_shipped"] = int(sum(q.get("shippedOps", 0) for q in stored.queues.values()))
+        report["edits_filtered"] = int(sum(q.get("logEditsFiltered", 0) for q in stored.queues.values()))
+        report["lag_ms"] = status.peers[PEER].replicationLag
+        report["queues_left"] = [q.queue for q in status.queues]
+        report["failovers"] = stored.failovers
+        report["verify"] = stored.checks.get(f"verify/{PEER}/{TABLE}", {})
+        report["quality"] = stored.checks.get(f"quality/{PEER}/{TABLE}", {})
         say("stopping everything it started")
     return report
 

@@ -140,10 +140,10 @@ def run(rows: int, state: Path) -> dict[str, Any]:
             status = replication_status(zk, source, conf)
         fs, root = get_filesystem(hbase_a.rootdir_uri)
         stored = MetricsStore(fs, root).load()
-        report["rows_shipped"] = int(sum(q.get("shippedOps", 0) for q in stored["queues"].values()))
-        report["lag_ms"] = status["peers"][PEER]["replicationLag"]
-        report["verify"] = stored["checks"].get(f"verify/{PEER}/{TABLE}", {})
-        report["quality"] = stored["checks"].get(f"quality/{PEER}/{TABLE}", {})
+        report["rows_shipped"] = int(sum(q.get("shippedOps", 0) for q in stored.queues.values()))
+        report["lag_ms"] = status.peers[PEER].replicationLag
+        report["verify"] = stored.checks.get(f"verify/{PEER}/{TABLE}", {})
+        report["quality"] = stored.checks.get(f"quality/{PEER}/{TABLE}", {})
         say("HBase's own VerifyReplication of the table (hbase-mapreduce, local job runner)")
         report["hbase_verify"] = hbase_a.verify_replication(PEER, TABLE, families=["cf"])
         api.wait_for_dag("hbrep_seed_peer", timeout=180)

@@ -48,7 +48,7 @@ from kazoo.client import KazooClient
 
 from replication.cluster.source_cluster import open_source
 from replication.config import Config
-from replication.monitoring.status import replication_status
+from replication.monitoring.status import peer_replication_lag
 from replication.source.cycle import commit_step, ship_step, snapshot_step
 from replication.source.job_runner import ShipJobRunner
 from replication.zk.cluster_key import ClusterKey
@@ -240,8 +240,6 @@ def run_window(
     finally:
         for peer_id in sorted(leased):
             ShipLease(zk, paths, peer_id, owner).release()
-    status = replication_status(zk, key, conf)
-    report.lag_ms_at_end = {
-        pid: int(peer["replicationLag"]) for pid, peer in status["peers"].items() if peer_ids is None or pid in peer_ids
-    }
+    # the window's own peers only: their queues and WALs, not the whole status of every peer
+    report.lag_ms_at_end = peer_replication_lag(zk, key, conf, peer_ids)
     return report

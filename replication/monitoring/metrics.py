@@ -23,6 +23,7 @@ import json
 import time
 import urllib.parse
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from replication.fs import FileSystem
@@ -68,6 +69,26 @@ def age_of_last_shipped_op(ages: Iterable[int | None]) -> int | None:
     return max(known) if known else None
 
 
+@dataclass
+class StoredMetrics:
+    """What the metrics store holds (:meth:`MetricsStore.load`); each entry is the JSON record its writer
+    stored (several writers, read back as records: the status passes them through)."""
+
+    queues: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Per queue key ``<replicator>/<queueId>``: its cumulative counters (:data:`COUNTERS`), last shipped
+    write time, status and error."""
+    cycles: list[dict[str, Any]] = field(default_factory=list)
+    """Every peer's recent cycles, oldest first."""
+    failovers: list[dict[str, Any]] = field(default_factory=list)
+    """The last :data:`KEEP_FAILOVERS` failover events, oldest first."""
+    checks: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """The latest outcome per ``<kind>/<peer>/<table>``."""
+    alerts: list[dict[str, Any]] = field(default_factory=list)
+    """The last :data:`KEEP_ALERTS` alerts, oldest first."""
+    lag_history: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """Per peer, its replicated-through samples of the last :data:`KEEP_HISTORY_MS`."""
+
+
 def _quote(text: str) -> str:
     return urllib.parse.quote(text, safe="")
 
@@ -94,29 +115,27 @@ class MetricsStore:
         return self.fs.join(self.dir, f"peer-{_quote(peer_id)}.json")
 
     # -- reading --------------------------------------------------------------------------------
-    def load(self) -> dict[str, Any]:
-        """``{"queues": {key: {...}}, "cycles": [...], "failovers": [...], "checks": {...}, "alerts": [...]}``."""
-        data: dict[str, Any] = {
-            "queues": {}, "cycles": [], "failovers": [], "checks": {}, "alerts": [], "lag_history": {}
-        }  # fmt: skip
+    def load(self) -> StoredMetrics:
+        """Everything the store holds: per-queue counters, cycles, failovers, checks, alerts, lag history."""
+        data = StoredMetrics()
         for status in self.fs.list(self.dir):
             if status.name.startswith("peer-") and status.name.endswith(".json"):
                 peer = self._read(status.path)
-                data["queues"].update(peer.get("queues", {}))
-                data["cycles"].extend(peer.get("cycles", []))
-        data["cycles"].sort(key=lambda c: c.get("finished_ms", 0))
+                data.queues.update(peer.get("queues", {}))
+                data.cycles.extend(peer.get("cycles", []))
+        data.cycles.sort(key=lambda c: c.get("finished_ms", 0))
         events = sorted(self.fs.list(self.fs.join(self.dir, "failovers")), key=lambda s: s.name)
-        data["failovers"] = [self._read(s.path) for s in events[-KEEP_FAILOVERS:]]
+        data.failovers = [self._read(s.path) for s in events[-KEEP_FAILOVERS:]]
         alerts = sorted(self.fs.list(self.fs.join(self.dir, "alerts")), key=lambda s: s.name)
-        data["alerts"] = [self._read(s.path) for s in alerts[-KEEP_ALERTS:]]
+        data.alerts = [self._read(s.path) for s in alerts[-KEEP_ALERTS:]]
         for status in self.fs.list(self.fs.join(self.dir, "lag-history")):
             history = self._read(status.path)
             if history.get("peer_id") is not None:
-                data["lag_history"][history["peer_id"]] = history.get("samples", [])
+                data.lag_history[history["peer_id"]] = history.get("samples", [])
         for status in self.fs.list(self.fs.join(self.dir, "checks")):
             check = self._read(status.path)
             if check:
-                data["checks"][f"{check['kind']}/{check['peer_id']}/{check['table']}"] = check
+                data.checks[f"{check['kind']}/{check['peer_id']}/{check['table']}"] = check
         return data
 
     # -- writing --------------------------------------------------------------------------------

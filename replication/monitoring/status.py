@@ -16,18 +16,31 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
 
-from replication.cluster.source_cluster import open_source
+from replication.cluster.source_cluster import SourceCluster, open_source
 from replication.config import Config
 from replication.monitoring.metrics import MetricsStore, age_of_last_shipped_op, size_of_log_queue
 from replication.monitoring.replicated_through import PendingWal
+from replication.monitoring.status_models import (
+    LeaseHolder,
+    MissedLagTarget,
+    PeerStatus,
+    QueueStatus,
+    ReplicationStatus,
+    TableLag,
+)
 from replication.wal.locator import WalLocator
 from replication.wal.names import order_wals
 from replication.wal.reader import open_wal
+from replication.zk.acl import zk_access
 from replication.zk.cluster_key import ClusterKey
+from replication.zk.errors import QueueStorageError
+from replication.zk.layout import ZNodePaths, is_replicator
 from replication.zk.lease import ShipLease
-from replication.zk.peer_storage import ReplicationPeerStorage, format_table_cfs
+from replication.zk.peer_storage import ReplicationPeerConfig, ReplicationPeerStorage, format_table_cfs
 from replication.zk.queue_info import ReplicationQueueInfo
+from replication.zk.queue_snapshot import QueueSnapshot, QueueState
 from replication.zk.queue_storage import ReplicationQueueStorage
 from replication.zk.shadow_peer import hbrep_ships, is_shadow_peer
 
@@ -61,7 +74,20 @@ def _first_unshipped(
     return first_time, pending, None
 
 
-def replication_status(zk: KazooClient, key: ClusterKey, conf: Config, now_ms: int | None = None) -> dict[str, Any]:
+def _queue_lag(
+    fs, locator: WalLocator, state: QueueState, now: int
+) -> tuple[ReplicationQueueInfo, int, int, str | None]:
+    """(queue info, replicationLag, pendingBytes, read error) of one queue: its WALs read from the recorded
+    positions up to the first unshipped entry."""
+    info = ReplicationQueueInfo.parse(state.queue_id)
+    wals = [PendingWal(name, ws.position) for name, ws in state.wals.items()]
+    servers = [state.server, *info.dead_region_servers]
+    first_time, pending, read_error = _first_unshipped(fs, locator, servers, wals)
+    lag = 0 if first_time is None else max(0, now - first_time)
+    return info, lag, pending, read_error
+
+
+def replication_status(zk: KazooClient, key: ClusterKey, conf: Config, now_ms: int | None = None) -> ReplicationStatus:
     """The whole picture: peers (state, lag), queues (size, positions, lag, stuck), global source.* sums."""
     now = now_ms or int(time.time() * 1000)
     source = open_source(zk, key, conf)
@@ -69,37 +95,15 @@ def replication_status(zk: KazooClient, key: ClusterKey, conf: Config, now_ms: i
     snapshot = ReplicationQueueStorage(zk, source.paths).snapshot()
     live = set(zk.get_children(source.paths.rs)) if zk.exists(source.paths.rs) else set()
     stored = MetricsStore(source.fs, source.root).load()
-    peers: dict[str, dict[str, Any]] = {}
+    configs: dict[str, tuple[ReplicationPeerConfig, bool]] = {}
     for peer_id in peers_storage.list_peer_ids():
-        config = peers_storage.get_peer_config(peer_id)
-        enabled_in_zk = peers_storage.is_peer_enabled(peer_id)
-        ships, peer_error = hbrep_ships(peer_id, config, enabled_in_zk)
-        peers[peer_id] = {
-            "peer_id": peer_id,
-            "cluster_key": config.cluster_key,
-            "state": "ENABLED" if enabled_in_zk else "DISABLED",  # as HBase's tree says
-            "shadow": is_shadow_peer(config),  # HBase holds it DISABLED and hbrep ships it
-            "hbrep_ships": ships and not peer_error,
-            "peer_error": peer_error or None,
-            "table_cfs": format_table_cfs(config.table_cfs),
-            "bandwidth": config.bandwidth,
-            "queues": 0,
-            "sizeOfLogQueue": 0,
-            "ageOfLastShippedOp": None,
-            "replicationLag": 0,
-            "stuck_queues": 0,
-            "lease": ShipLease(zk, source.paths, peer_id, owner="").holder(),
-        }
+        configs[peer_id] = (peers_storage.get_peer_config(peer_id), peers_storage.is_peer_enabled(peer_id))
     locator = WalLocator(source.fs, source.root)
-    queues = []
+    queues: list[QueueStatus] = []
     for state in snapshot.queues():
-        info = ReplicationQueueInfo.parse(state.queue_id)
+        info, lag, pending, read_error = _queue_lag(source.fs, locator, state, now)
         qkey = f"{state.server}/{state.queue_id}"
-        metrics = stored["queues"].get(qkey, {})
-        wals = [PendingWal(name, ws.position) for name, ws in state.wals.items()]
-        servers = [state.server, *info.dead_region_servers]
-        first_time, pending, read_error = _first_unshipped(source.fs, locator, servers, wals)
-        lag = 0 if first_time is None else max(0, now - first_time)
+        metrics = stored.queues.get(qkey, {})
         shipped_at = int(metrics.get("lastShippedWriteTime", 0))
         alive = state.server in live
         status = metrics.get("status", "ok") if metrics else "new"
@@ -108,67 +112,174 @@ def replication_status(zk: KazooClient, key: ClusterKey, conf: Config, now_ms: i
             status, error = "stuck", read_error
         if not alive:
             status = "awaiting failover"
-        peer_state = peers.get(info.peer_id, {}).get("state")
-        if peer_state == "DISABLED":
-            status = "disabled"
-        elif peer_state is None:
+        if info.peer_id not in configs:
             status = "orphaned (peer removed)"
-        queue = {
-            "queue": qkey,
-            "replicator": state.server,
-            "queue_id": state.queue_id,
-            "peer_id": info.peer_id,
-            "recovered": info.is_recovered,
-            "dead_servers": info.dead_region_servers,
-            "replicator_alive": alive,
-            "sizeOfLogQueue": size_of_log_queue(len(state.wals)),
-            "wals": {name: ws.position for name, ws in sorted(state.wals.items())},
-            "pendingBytes": pending,
-            "replicationLag": lag,
-            "ageOfLastShippedOp": (now - shipped_at) if shipped_at else None,
-            "status": status,
-            "stuck": status in ("stuck", "failed"),
-            "error": error,
-            "metrics": {k: v for k, v in metrics.items() if isinstance(v, (int, float))},
-        }
-        queues.append(queue)
-        peer = peers.get(info.peer_id)
-        if peer is not None:
-            peer["queues"] += 1
-            peer["sizeOfLogQueue"] += queue["sizeOfLogQueue"]
-            peer["ageOfLastShippedOp"] = age_of_last_shipped_op(
-                [peer["ageOfLastShippedOp"], queue["ageOfLastShippedOp"]]
+        elif not configs[info.peer_id][1]:  # DISABLED in HBase's tree
+            status = "disabled"
+        queues.append(
+            QueueStatus(
+                queue=qkey,
+                replicator=state.server,
+                queue_id=state.queue_id,
+                peer_id=info.peer_id,
+                recovered=info.is_recovered,
+                dead_servers=tuple(info.dead_region_servers),
+                replicator_alive=alive,
+                sizeOfLogQueue=size_of_log_queue(len(state.wals)),
+                wals={name: ws.position for name, ws in sorted(state.wals.items())},
+                pendingBytes=pending,
+                replicationLag=lag,
+                ageOfLastShippedOp=(now - shipped_at) if shipped_at else None,
+                status=status,
+                stuck=status in ("stuck", "failed"),
+                error=error,
+                metrics={k: v for k, v in metrics.items() if isinstance(v, (int, float))},
             )
-            peer["replicationLag"] = max(peer["replicationLag"], lag)
-            peer["stuck_queues"] += int(queue["stuck"])
-    _add_replicated_through(zk, key, conf, source, snapshot, peers, now)
+        )
+    peers = {
+        peer_id: _peer_status(zk, key, conf, source, snapshot, peer_id, config, enabled, queues, now)
+        for peer_id, (config, enabled) in configs.items()
+    }
     # Global counters cover every queue ever shipped, drained recovered queues included (as HBase's
     # source.* metrics do); the gauges below cover the queues that exist now.
     totals: dict[str, float] = {}
-    for entry in stored["queues"].values():
+    for entry in stored.queues.values():
         for name, value in entry.items():
             if isinstance(value, (int, float)) and name not in ("lastShippedWriteTime", "lastShippedAt", "updated_ms"):
                 totals[f"source.{name}"] = totals.get(f"source.{name}", 0) + value
-    totals["source.sizeOfLogQueue"] = sum(q["sizeOfLogQueue"] for q in queues)
-    totals["source.replicationLag"] = max([q["replicationLag"] for q in queues], default=0)
-    global_age = age_of_last_shipped_op(q["ageOfLastShippedOp"] for q in queues)
+    totals["source.sizeOfLogQueue"] = sum(q.sizeOfLogQueue for q in queues)
+    totals["source.replicationLag"] = max([q.replicationLag for q in queues], default=0)
+    global_age = age_of_last_shipped_op(q.ageOfLastShippedOp for q in queues)
     if global_age is not None:  # no queue has shipped yet: no age (a gauge has no "unknown" value)
         totals["source.ageOfLastShippedOp"] = global_age
-    return {
-        "cluster": str(key),
-        "root": source.root,
-        "cluster_id": str(source.cluster_id),
-        "now_ms": now,
-        "live_servers": sorted(live),
-        "peers": peers,
-        "queues": queues,
-        "global": totals,
-        "recent_failovers": stored["failovers"][-10:],
-        "recent_cycles": stored["cycles"][-10:],
-        "recent_alerts": stored["alerts"][-10:],
-        "checks": stored["checks"],
-        "lag_samples": stored.get("lag_history", {}),
-    }
+    return ReplicationStatus(
+        cluster=str(key),
+        root=source.root,
+        cluster_id=str(source.cluster_id),
+        now_ms=now,
+        live_servers=tuple(sorted(live)),
+        peers=peers,
+        queues=tuple(queues),
+        global_source=totals,
+        recent_failovers=tuple(stored.failovers[-10:]),
+        recent_cycles=tuple(stored.cycles[-10:]),
+        recent_alerts=tuple(stored.alerts[-10:]),
+        checks=stored.checks,
+        lag_samples=stored.lag_history,
+    )
+
+
+def _peer_status(
+    zk: KazooClient,
+    key: ClusterKey,
+    conf: Config,
+    source: SourceCluster,
+    snapshot: QueueSnapshot,
+    peer_id: str,
+    config: ReplicationPeerConfig,
+    enabled: bool,
+    queues: list[QueueStatus],
+    now: int,
+) -> PeerStatus:
+    """One peer: its configuration, HBase's gauges over its queues, and per peer and per table: replicated
+    through, lag behind now, the lag target and whether it is missed (HBase's status is per server;
+    operators ask per table). ``missed_lag_targets``: the misses, worst first (the ship DAG's lag check
+    fails on them)."""
+    from replication.monitoring.lag_targets import get_lag_targets, missed_targets, target_for
+    from replication.monitoring.replicated_through import replicated_through
+
+    ships, peer_error = hbrep_ships(peer_id, config, enabled)
+    own = [q for q in queues if q.peer_id == peer_id]
+    value = replicated_through(zk, key, conf, peer_id, now_ms=now, source=source, snapshot=snapshot)
+    targets = get_lag_targets(zk, source.paths, peer_id)
+    missed = [MissedLagTarget.from_json(m) for m in missed_targets(value, targets, now)]
+    over = {m.table for m in missed}
+    return PeerStatus(
+        peer_id=peer_id,
+        cluster_key=config.cluster_key,
+        state="ENABLED" if enabled else "DISABLED",  # as HBase's tree says
+        shadow=is_shadow_peer(config),  # HBase holds it DISABLED and hbrep ships it
+        hbrep_ships=ships and not peer_error,
+        peer_error=peer_error or None,
+        table_cfs=format_table_cfs(config.table_cfs),
+        bandwidth=config.bandwidth,
+        queues=len(own),
+        sizeOfLogQueue=sum(q.sizeOfLogQueue for q in own),
+        ageOfLastShippedOp=age_of_last_shipped_op(q.ageOfLastShippedOp for q in own),
+        replicationLag=max([q.replicationLag for q in own], default=0),
+        stuck_queues=sum(1 for q in own if q.stuck),
+        lease=LeaseHolder.from_json(ShipLease(zk, source.paths, peer_id, owner="").holder()),
+        replicated_through_ms=value.through_ms,
+        lag_ms=value.lag_ms(now),
+        lag_target_ms=targets["peer"],
+        missed_lag_targets=tuple(missed),
+        tables={
+            table: TableLag(
+                replicated_through_ms=through,
+                lag_ms=max(0, now - through),
+                lag_target_ms=target_for(targets, table),
+                target_missed=table in over,
+            )
+            for table, through in value.tables.items()
+        },
+    )
+
+
+def peer_replication_lag(
+    zk: KazooClient,
+    key: ClusterKey,
+    conf: Config,
+    peer_ids: list[str] | None = None,
+    now_ms: int | None = None,
+) -> dict[str, int]:
+    """``replicationLag`` of each of ``peer_ids`` (every peer when None), as :func:`replication_status`
+    computes it for ``peers[id].replicationLag``, reading only those peers' queues and their WALs.
+
+    The queue tree is listed (replicators and their queue ids, whose names carry the peer id) and only
+    the given peers' queues are read, positions and WALs (the full status reads every queue of every
+    peer, the metrics store and each peer's replicated-through). A peer that does not exist is left out.
+    """
+    now = now_ms or int(time.time() * 1000)
+    source = open_source(zk, key, conf)
+    known = ReplicationPeerStorage(zk, source.paths).list_peer_ids()
+    wanted = [p for p in known if peer_ids is None or p in peer_ids]
+    lags = dict.fromkeys(wanted, 0)
+    if not wanted:
+        return lags
+    storage = ReplicationQueueStorage(zk, source.paths)
+    states = _read_peer_queues(zk, source.paths, storage, set(wanted))
+    locator = WalLocator(source.fs, source.root)
+    for state in states:
+        info, lag, _, _ = _queue_lag(source.fs, locator, state, now)
+        lags[info.peer_id] = max(lags[info.peer_id], lag)
+    return lags
+
+
+def _read_peer_queues(
+    zk: KazooClient, paths: ZNodePaths, storage: ReplicationQueueStorage, peer_ids: set[str]
+) -> list[QueueState]:
+    """The queues of ``peer_ids`` with their WAL positions; listed again while a claim moves the tree (as
+    :meth:`ReplicationQueueStorage.snapshot` does)."""
+    with zk_access(paths.queues):
+        for _ in range(100):
+            before = storage.rs_cversion()
+            if before is None:
+                return []
+            try:
+                servers = sorted(filter(is_replicator, zk.get_children(paths.queues)))
+            except NoNodeError:
+                return []
+            listed = storage.list_replicators(servers)
+            pairs = [
+                (server, queue_id)
+                for server in servers
+                for queue_id in listed.get(server) or ()
+                if ReplicationQueueInfo.parse(queue_id).peer_id in peer_ids
+            ]
+            states = storage.read_queues(pairs)
+            if storage.rs_cversion() == before:
+                return states
+    raise QueueStorageError(f"{paths.queues} kept changing during 100 listings")
 
 
 class StatusCollector:
@@ -180,7 +291,7 @@ class StatusCollector:
     family is given (a scrape never shows stale figures as current).
     """
 
-    def __init__(self, supplier: Callable[[], dict[str, Any]]):
+    def __init__(self, supplier: Callable[[], ReplicationStatus]):
         self.supplier = supplier
 
     def collect(self) -> Iterator[Any]:
@@ -199,7 +310,7 @@ class StatusCollector:
         yield from _status_families(status)
 
 
-def _status_families(status: dict[str, Any]) -> Iterator[Any]:
+def _status_families(status: ReplicationStatus) -> Iterator[Any]:
     from prometheus_client.core import GaugeMetricFamily
 
     per_queue: dict[str, GaugeMetricFamily] = {}
@@ -213,18 +324,18 @@ def _status_families(status: dict[str, Any]) -> Iterator[Any]:
             )
         return per_queue[suffix]
 
-    for queue in status["queues"]:
-        labels = [queue["queue_id"], queue["replicator"], queue["peer_id"]]
-        family("sizeOfLogQueue").add_metric(labels, queue["sizeOfLogQueue"])
-        family("replicationLag").add_metric(labels, queue["replicationLag"])
-        if queue["ageOfLastShippedOp"] is not None:
-            family("ageOfLastShippedOp").add_metric(labels, queue["ageOfLastShippedOp"])
-        family("stuck").add_metric(labels, 1 if queue["stuck"] else 0)
-        for name, value in queue["metrics"].items():
+    for queue in status.queues:
+        labels = [queue.queue_id, queue.replicator, queue.peer_id]
+        family("sizeOfLogQueue").add_metric(labels, queue.sizeOfLogQueue)
+        family("replicationLag").add_metric(labels, queue.replicationLag)
+        if queue.ageOfLastShippedOp is not None:
+            family("ageOfLastShippedOp").add_metric(labels, queue.ageOfLastShippedOp)
+        family("stuck").add_metric(labels, 1 if queue.stuck else 0)
+        for name, value in queue.metrics.items():
             if name not in ("lastShippedWriteTime", "lastShippedAt", "updated_ms"):
                 family(name).add_metric(labels, value)
     yield from per_queue.values()
-    for name, value in status["global"].items():
+    for name, value in status.global_source.items():
         # HBase's global source has the same names as a queue's (source.sizeOfLogQueue); a family name may
         # appear only once in an exposition, so the global ones carry ``global`` in theirs
         gauge = GaugeMetricFamily(f"hbrep_global_{name.replace('.', '_')}", f"HBase {name} (global source)")
@@ -238,15 +349,15 @@ def _status_families(status: dict[str, Any]) -> Iterator[Any]:
         "largest ageOfLastShippedOp of a peer's queues (ms)",
         labels=["peer_id", "state"],
     )
-    for peer in status["peers"].values():
-        peer_lag.add_metric([peer["peer_id"], peer["state"]], peer["replicationLag"])
-        if peer["ageOfLastShippedOp"] is not None:
-            peer_age.add_metric([peer["peer_id"], peer["state"]], peer["ageOfLastShippedOp"])
+    for peer in status.peers.values():
+        peer_lag.add_metric([peer.peer_id, peer.state], peer.replicationLag)
+        if peer.ageOfLastShippedOp is not None:
+            peer_age.add_metric([peer.peer_id, peer.state], peer.ageOfLastShippedOp)
     yield peer_lag
     yield peer_age
 
 
-def status_registry(supplier: Callable[[], dict[str, Any]]) -> Any:
+def status_registry(supplier: Callable[[], ReplicationStatus]) -> Any:
     """A prometheus_client ``CollectorRegistry`` holding only a :class:`StatusCollector` of ``supplier``."""
     from prometheus_client import CollectorRegistry
 
@@ -255,42 +366,15 @@ def status_registry(supplier: Callable[[], dict[str, Any]]) -> Any:
     return registry
 
 
-def to_prometheus(status: dict[str, Any]) -> str:
+def to_prometheus(status: ReplicationStatus) -> str:
     """The status as Prometheus text exposition (prometheus_client), HBase metric names as labels/suffixes."""
     from prometheus_client import generate_latest
 
     return generate_latest(status_registry(lambda: status)).decode("utf-8")
 
 
-def lag_violations(status: dict[str, Any], threshold_ms: int) -> list[dict[str, Any]]:
+def lag_violations(status: ReplicationStatus, threshold_ms: int) -> list[QueueStatus]:
     """Queues of enabled peers whose replicationLag passes ``threshold_ms``, worst first."""
-    enabled = {pid for pid, p in status["peers"].items() if p["state"] == "ENABLED"}
-    over = [q for q in status["queues"] if q["peer_id"] in enabled and q["replicationLag"] > threshold_ms]
-    return sorted(over, key=lambda q: -q["replicationLag"])
-
-
-def _add_replicated_through(zk, key, conf, source, snapshot, peers: dict[str, dict[str, Any]], now: int) -> None:
-    """Per peer and per table: replicated through, lag behind now, the lag target and whether it is missed
-    (HBase's status is per server; operators ask per table). ``missed_lag_targets``: the misses, worst
-    first (the ship DAG's lag check fails on them)."""
-    from replication.monitoring.lag_targets import get_lag_targets, missed_targets, target_for
-    from replication.monitoring.replicated_through import replicated_through
-
-    for peer_id, peer in peers.items():
-        value = replicated_through(zk, key, conf, peer_id, now_ms=now, source=source, snapshot=snapshot)
-        targets = get_lag_targets(zk, source.paths, peer_id)
-        missed = missed_targets(value, targets, now)
-        over = {m["table"] for m in missed}
-        peer["replicated_through_ms"] = value.through_ms
-        peer["lag_ms"] = value.lag_ms(now)
-        peer["lag_target_ms"] = targets["peer"]
-        peer["missed_lag_targets"] = missed
-        peer["tables"] = {
-            table: {
-                "replicated_through_ms": through,
-                "lag_ms": max(0, now - through),
-                "lag_target_ms": target_for(targets, table),
-                "target_missed": table in over,
-            }
-            for table, through in value.tables.items()
-        }
+    enabled = {pid for pid, p in status.peers.items() if p.state == "ENABLED"}
+    over = [q for q in status.queues if q.peer_id in enabled and q.replicationLag > threshold_ms]
+    return sorted(over, key=lambda q: -q.replicationLag)

@@ -44,15 +44,6 @@ class QueueTask:
     def key(self) -> str:
         return f"{self.replicator}/{self.queue_id}"
 
-    def to_json(self) -> str:
-        """This result as JSON (the object ShipResult.to_json writes for each queue)."""
-        return json.dumps(asdict(self), sort_keys=True)
-
-    @classmethod
-    def from_dict(cls, raw: dict) -> QueueResult:
-        """The inverse of ``asdict``: a QueueResult from its JSON object."""
-        return cls(**{**raw, "wals": [WalProgress(**w) for w in raw["wals"]]})
-
 
 @dataclass
 class PeerTask:

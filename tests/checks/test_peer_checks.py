@@ -40,5 +40,5 @@ def test_verify_and_quality_after_replication(pair, spark):
     assert result.counters["ONLY_IN_SOURCE_TABLE_ROWS"] == result.counters["ONLY_IN_PEER_TABLE_ROWS"] == 0
     assert report.success and report.peer_rows == 120
     assert os.path.exists(report.data_docs_index)
-    assert status["checks"][f"verify/1/{table}"]["counters"]["GOODROWS"] == 120
-    assert status["checks"][f"quality/1/{table}"]["success"] is True
+    assert status.checks[f"verify/1/{table}"]["counters"]["GOODROWS"] == 120
+    assert status.checks[f"quality/1/{table}"]["success"] is True

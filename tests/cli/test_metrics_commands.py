@@ -87,13 +87,13 @@ def test_a_scrape_gives_the_queues_gauges_with_hbase_names(pair):
         for s in families["hbrep_source_sizeOfLogQueue"].samples
         if s.labels["peer_id"] == "7"
     }
-    expected = {q["replicator"]: float(q["sizeOfLogQueue"]) for q in status["queues"] if q["peer_id"] == "7"}
+    expected = {q.replicator: float(q.sizeOfLogQueue) for q in status.queues if q.peer_id == "7"}
     assert scraped == expected and set(scraped) == set(pair.source.servers)
     assert all(value >= 1.0 for value in scraped.values())  # each server rolled: its older WAL waits
     lag = {s.labels["peer_id"]: s.labels["state"] for s in families["hbrep_peer_replicationLag"].samples}
     assert lag["7"] == "ENABLED"
     (total,) = families["hbrep_global_source_sizeOfLogQueue"].samples
-    assert total.value == float(status["global"]["source.sizeOfLogQueue"]) and total.labels == {}
+    assert total.value == float(status.global_source["source.sizeOfLogQueue"]) and total.labels == {}
     assert "hbrep_source_replicationLag" in families  # (ageOfLastShippedOp appears once a queue shipped)
 
 

@@ -107,6 +107,6 @@ def test_a_table_over_its_lag_target_fails_the_lag_check_and_records_an_alert(
     from replication.zk.cluster_key import ClusterKey
 
     status = replication_status(pair.source.zk, ClusterKey.parse(pair.source_key), pair.source.conf)
-    (alert,) = [a for a in status["recent_alerts"] if a.get("kind") == "lag_target"]
+    (alert,) = [a for a in status.recent_alerts if a.get("kind") == "lag_target"]
     assert f"table {TABLE}" in alert["message"] and "target 300 ms" in alert["message"]
     assert alert["missed"][0]["table"] == TABLE and alert["missed"][0]["lag_ms"] > 300

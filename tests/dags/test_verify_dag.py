@@ -61,7 +61,7 @@ def test_verify_dag_run_with_params(airflow_db, replication_pair, spark):
     verify = [ti for ti in run.get_task_instances() if ti.task_id == "verify"]
     assert len(verify) == 1
     fs, root = get_filesystem(replication_pair.source.root)
-    checks = MetricsStore(fs, root).load()["checks"]
+    checks = MetricsStore(fs, root).load().checks
     assert checks["verify/1/t"]["counters"]["GOODROWS"] == 30
     assert checks["verify/1/t"]["counters"]["BADROWS"] == 0
     assert checks["quality/1/t"]["success"] is True

@@ -99,7 +99,7 @@ def test_a_window_ships_edits_written_while_it_runs_under_one_lease(pair, peer_1
         source = open_source(zk, pair.source_key, conf)
         assert lease.holder(zk, source.paths, "1") is None  # released once, at the end
         recorded = MetricsStore(source.fs, source.root).load()
-    recorded_ids = {c["cycle_id"] for c in recorded["cycles"]}
+    recorded_ids = {c["cycle_id"] for c in recorded.cycles}
     assert {p.cycle_id for p in report.passes if p.queues} <= recorded_ids  # every shipping pass recorded
     assert not list((tmp_path / "cycles").glob("*/manifest.json"))  # committed passes leave no manifest
 

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from replication.fs import LocalFileSystem
-from replication.monitoring.metrics import MetricsStore
+from replication.monitoring.metrics import MetricsStore, StoredMetrics
 from replication.source.manifest import QueueResult
 
 
@@ -22,10 +22,10 @@ def test_cycles_fold_once_per_cycle_and_peer_files_are_separate(tmp_path):
     assert not store.record_cycle("c1", [result("1", "1", 5), result("2", "2", 7)], summary)  # a retried commit
     store.record_cycle("c2", [result("1", "1", 3, 2000)], {"peers": {"1": {}}})
     data = store.load()
-    assert data["queues"]["rs1,1,1/1"]["shippedOps"] == 8
-    assert data["queues"]["rs1,1,1/1"]["lastShippedWriteTime"] == 2000
-    assert data["queues"]["rs1,1,1/2"]["shippedOps"] == 7
-    assert [c["cycle_id"] for c in data["cycles"] if c["peer_id"] == "1"] == ["c1", "c2"]
+    assert data.queues["rs1,1,1/1"]["shippedOps"] == 8
+    assert data.queues["rs1,1,1/1"]["lastShippedWriteTime"] == 2000
+    assert data.queues["rs1,1,1/2"]["shippedOps"] == 7
+    assert [c["cycle_id"] for c in data.cycles if c["peer_id"] == "1"] == ["c1", "c2"]
     assert sorted(p.name for p in (tmp_path / ".hbrep" / "metrics").glob("peer-*.json")) == [
         "peer-1.json",
         "peer-2.json",
@@ -34,26 +34,25 @@ def test_cycles_fold_once_per_cycle_and_peer_files_are_separate(tmp_path):
 
 def test_failovers_and_checks(tmp_path):
     store = MetricsStore(LocalFileSystem(), str(tmp_path))
-    empty = {"queues": {}, "cycles": [], "failovers": [], "checks": {}, "alerts": [], "lag_history": {}}
-    assert store.load() == empty
+    assert store.load() == StoredMetrics(queues={}, cycles=[], failovers=[], checks={}, alerts=[], lag_history={})
     store.record_failover({"dead_server": "a,1,1", "claimer": "b,1,1", "moved": {"1": "1-a,1,1"}})
     store.record_check("verify", "1", "ns:t", {"counters": {"GOODROWS": 3, "BADROWS": 0}})
     store.record_check("verify", "1", "ns:t", {"counters": {"GOODROWS": 4, "BADROWS": 0}})
     data = store.load()
-    assert [f["claimer"] for f in data["failovers"]] == ["b,1,1"]
-    assert data["checks"]["verify/1/ns:t"]["counters"]["GOODROWS"] == 4
+    assert [f["claimer"] for f in data.failovers] == ["b,1,1"]
+    assert data.checks["verify/1/ns:t"]["counters"]["GOODROWS"] == 4
 
 
 def test_alerts_are_kept_one_file_each_oldest_first(tmp_path):
     from replication.monitoring.alerts import lag_alert
 
     store = MetricsStore(LocalFileSystem(), str(tmp_path))
-    assert store.load()["alerts"] == []
+    assert store.load().alerts == []
     first = lag_alert("hbrep_ship", "scheduled__1", 40000)
     second = lag_alert("hbrep_ship", "manual__2", 40000)
     store.record_alert(first)
     store.record_alert(second)
-    alerts = store.load()["alerts"]
+    alerts = store.load().alerts
     assert [a["run_id"] for a in alerts] == ["scheduled__1", "manual__2"]
     assert alerts[0]["message"] == (
         "hbrep_ship run scheduled__1 missed its deadline: still running 40000 ms after it was queued "
@@ -72,7 +71,7 @@ def test_lag_history_keeps_the_last_hours_per_peer(tmp_path):
     store.record_lag_sample("1", now - 1000, now - 1500, {"t": now - 1500})
     store.record_lag_sample("1", now, now - 200, {"t": now - 200})
     store.record_lag_sample("2", now, now, {})
-    history = store.load()["lag_history"]
+    history = store.load().lag_history
     assert [s["at_ms"] for s in history["1"]] == [now - 1000, now]
     assert history["1"][-1] == {"at_ms": now, "through_ms": now - 200, "tables": {"t": now - 200}}
     assert set(history) == {"1", "2"}

@@ -71,7 +71,7 @@ def test_replicated_through_per_table_stops_at_the_first_unshipped_edit_and_move
 
     with connected(pair.source_key) as zk:
         paths = ZNodePaths(pair.conf, parent=pair.source_key.znode_parent)
-        assert record(zk, paths, pending) is None or True
+        assert record(zk, paths, pending) is None  # the peer's first record replaces nothing
         previous = record(zk, paths, later)
         assert previous is not None and previous.tables[busy] == pending.tables[busy]
 
@@ -99,14 +99,15 @@ def test_a_lag_target_is_missed_while_an_older_edit_waits(pair, spark):
         missed = missed_targets(replicated_through(zk, pair.source_key, pair.conf, "lt"), targets, now_ms())
         status = replication_status(zk, pair.source_key, pair.conf)
     assert [(m["table"], m["target_ms"]) for m in missed] == [(table, 1000)]
-    row = status["peers"]["lt"]["tables"][table]
-    assert row["target_missed"] and row["lag_ms"] > 1000 and row["lag_target_ms"] == 1000
+    row = status.peers["lt"].tables[table]
+    assert row.target_missed and row.lag_ms > 1000 and row.lag_target_ms == 1000
+    assert [(m.table, m.target_ms) for m in status.peers["lt"].missed_lag_targets] == [(table, 1000)]
     text = hbrep(pair, "status", "replication").stdout
     assert f"table {table}:" in text and "TARGET MISSED" in text
 
     cycle(pair, spark)  # shipped: the target holds again
     with connected(pair.source_key) as zk:
-        assert not replication_status(zk, pair.source_key, pair.conf)["peers"]["lt"]["tables"][table]["target_missed"]
+        assert not replication_status(zk, pair.source_key, pair.conf).peers["lt"].tables[table].target_missed
     assert hbrep(pair, "set_lag_target", "lt", table, "0").returncode == 0  # 0 clears
     with connected(pair.source_key) as zk:
         assert get_lag_targets(zk, paths, "lt")["tables"] == {}

@@ -33,22 +33,22 @@ def test_size_of_log_queue_and_age_of_last_shipped_op(pair, spark):
         client.roll_wal(rolled)
     with connected(pair.source_key) as zk:
         status = replication_status(zk, pair.source_key, pair.conf)
-    now = status["now_ms"]
-    queues = {q["replicator"]: q for q in status["queues"] if q["peer_id"] == "1"}
+    now = status.now_ms
+    queues = {q.replicator: q for q in status.queues if q.peer_id == "1"}
     assert set(queues) == set(pair.source.servers)
     for queue in queues.values():
         # the oldest WAL of the queue is the one being read; only the ones behind it count
-        assert queue["sizeOfLogQueue"] == len(queue["wals"]) - 1
-    assert len(queues[rolled]["wals"]) >= 3 and queues[rolled]["sizeOfLogQueue"] >= 2
-    peer = status["peers"]["1"]
-    assert peer["sizeOfLogQueue"] == sum(q["sizeOfLogQueue"] for q in queues.values())
-    assert status["global"]["source.sizeOfLogQueue"] == peer["sizeOfLogQueue"]
-    ages = [q["ageOfLastShippedOp"] for q in queues.values() if q["ageOfLastShippedOp"] is not None]
+        assert queue.sizeOfLogQueue == len(queue.wals) - 1
+    assert len(queues[rolled].wals) >= 3 and queues[rolled].sizeOfLogQueue >= 2
+    peer = status.peers["1"]
+    assert peer.sizeOfLogQueue == sum(q.sizeOfLogQueue for q in queues.values())
+    assert status.global_source["source.sizeOfLogQueue"] == peer.sizeOfLogQueue
+    ages = [q.ageOfLastShippedOp for q in queues.values() if q.ageOfLastShippedOp is not None]
     assert ages, "no queue shipped"
-    shipped_at = [int(q["metrics"]["lastShippedWriteTime"]) for q in queues.values() if q["ageOfLastShippedOp"]]
+    shipped_at = [int(q.metrics["lastShippedWriteTime"]) for q in queues.values() if q.ageOfLastShippedOp]
     assert max(ages) == now - min(shipped_at)
-    assert peer["ageOfLastShippedOp"] == max(ages)
-    assert status["global"]["source.ageOfLastShippedOp"] == max(ages)
+    assert peer.ageOfLastShippedOp == max(ages)
+    assert status.global_source["source.ageOfLastShippedOp"] == max(ages)
     text = to_prometheus(status)
     assert f'hbrep_peer_ageOfLastShippedOp{{peer_id="1",state="ENABLED"}} {float(max(ages))}' in text
     printed = subprocess.run(
@@ -58,6 +58,6 @@ def test_size_of_log_queue_and_age_of_last_shipped_op(pair, spark):
     assert printed.returncode == 0, printed.stderr
     lines = printed.stdout.splitlines()
     assert lines[1].startswith("global: sizeOfLogQueue=") and "ageOfLastShippedOp=" in lines[1]
-    assert int(lines[1].split()[1].removeprefix("sizeOfLogQueue=")) == peer["sizeOfLogQueue"]
+    assert int(lines[1].split()[1].removeprefix("sizeOfLogQueue=")) == peer.sizeOfLogQueue
     peer_line = next(line for line in lines if line.startswith("peer 1 ENABLED"))
     assert "ageOfLastShippedOp=" in peer_line and "ageOfLastShippedOp=-" not in peer_line

@@ -65,17 +65,19 @@ def test_zookeeper_hook_json_form_and_missing_quorum(monkeypatch):
         _ = ZooKeeperHook("zk_empty").cluster_key
 
 
-def test_lag_violations_only_count_enabled_peers_over_the_threshold():
-    from replication.monitoring.status import lag_violations
+def test_dag_settings_take_the_library_defaults(monkeypatch):
+    """The lag alert threshold and the log cleaner's interval of the DAG files are the library's defaults."""
+    from datetime import timedelta
 
-    status = {
-        "peers": {"1": {"state": "ENABLED"}, "2": {"state": "DISABLED"}},
-        "queues": [
-            {"peer_id": "1", "queue": "rs/1", "replicationLag": 500},
-            {"peer_id": "1", "queue": "rs2/1", "replicationLag": 900},
-            {"peer_id": "1", "queue": "rs3/1", "replicationLag": 100},
-            {"peer_id": "2", "queue": "rs/2", "replicationLag": 10_000},
-        ],
-    }
-    assert [q["queue"] for q in lag_violations(status, 300)] == ["rs2/1", "rs/1"]
-    assert lag_violations(status, 1000) == []
+    from hbrep_airflow import dag_settings
+
+    from replication.config import Config
+
+    monkeypatch.delenv("HBREP__hbrep__lag__alert__ms", raising=False)
+    monkeypatch.delenv("HBREP__hbase__master__cleaner__interval", raising=False)
+    conf = Config.load(env={})
+    assert dag_settings.lag_alert_ms() == conf.get_int("hbrep.lag.alert.ms") == dag_settings.DEFAULT_LAG_ALERT_MS
+    assert dag_settings.cleaner_interval() == timedelta(milliseconds=conf.get_int("hbase.master.cleaner.interval"))
+    assert conf.get_int("hbase.master.cleaner.interval") == dag_settings.DEFAULT_CLEANER_INTERVAL_MS
+    monkeypatch.setenv("HBREP__hbrep__lag__alert__ms", "1234")
+    assert dag_settings.lag_alert_ms() == Config.load().get_int("hbrep.lag.alert.ms") == 1234

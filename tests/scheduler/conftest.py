@@ -19,6 +19,7 @@ from typing import Any
 from replication.devstack.airflow_api import AirflowApi
 from replication.devstack.airflow_stack import AirflowStandalone, airflow_environment, start_standalone
 from replication.devstack.zookeeper import ZooKeeperServer
+from replication.monitoring.status_models import ReplicationStatus
 from replication.net import free_port
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "plugins"))  # cdp.py: Chromium over DevTools
@@ -63,7 +64,7 @@ class SchedulerStack:
                 for table in tables:
                     client.flush(table)
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> ReplicationStatus:
         """``replication.monitoring.status.replication_status`` of the source cluster."""
         from replication.monitoring.status import replication_status
         from replication.zk.client import connected
@@ -77,10 +78,10 @@ class SchedulerStack:
         """Wait until every queue of the source has shipped everything (pendingBytes 0, lag 0)."""
         deadline = time.monotonic() + timeout
         while True:
-            queues = self.status()["queues"]
-            if queues and all(q["pendingBytes"] == 0 and q["replicationLag"] == 0 for q in queues):
+            queues = self.status().queues
+            if queues and all(q.pendingBytes == 0 and q.replicationLag == 0 for q in queues):
                 return
-            pending = {q["queue"]: q["pendingBytes"] for q in queues}
+            pending = {q.queue: q.pendingBytes for q in queues}
             assert time.monotonic() < deadline, f"queues not drained in {timeout:.0f}s: {pending}"
             time.sleep(3)
 

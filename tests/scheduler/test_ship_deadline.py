@@ -60,7 +60,7 @@ def test_a_ship_run_past_the_lag_threshold_records_an_alert_shown_by_status_and_
     looked_at: dict[str, int] = {}  # alerted run -> the entries its commit shipped
     while slow is None:
         assert time.monotonic() < deadline, f"no lag alert for the run that shipped the load in 900 s: {looked_at}"
-        for alert in stack.status()["recent_alerts"]:
+        for alert in stack.status().recent_alerts:
             if alert["run_id"] in looked_at or _queued_ms(api.run(SHIP, alert["run_id"])) <= _queued_ms(first):
                 continue
             # an overloaded machine may also overrun the threshold with a run that shipped nothing: the alerted
@@ -78,7 +78,7 @@ def test_a_ship_run_past_the_lag_threshold_records_an_alert_shown_by_status_and_
 
     # Every alert names a run that overran the threshold (a run within it, like the first one when the
     # machine is not overloaded, never has one), and was recorded no earlier than queued + threshold.
-    alerts = stack.status()["recent_alerts"]
+    alerts = stack.status().recent_alerts
     for alert in alerts:
         assert alert["kind"] == "lag" and alert["dag_id"] == SHIP and alert["threshold_ms"] == THRESHOLD_MS
         run = api.run(SHIP, alert["run_id"])

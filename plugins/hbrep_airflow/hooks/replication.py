@@ -20,6 +20,7 @@ from hbrep_airflow.hooks.zookeeper import ZooKeeperHook
 
 if TYPE_CHECKING:
     from replication.config import Config
+    from replication.monitoring.status_models import ReplicationStatus
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
@@ -95,7 +96,7 @@ class ReplicationHook(BaseHook):
         with self.zk_hook.connected() as zk:
             return read_cluster_info(zk, ZNodePaths(self.conf, parent=self.cluster_key.znode_parent)).name
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> ReplicationStatus:
         """``replication.monitoring.status.replication_status``: peers, queues (lag, stuck), failovers, cycles."""
         from replication.monitoring.status import replication_status
 

@@ -237,31 +237,28 @@ class LagCheckOperator(_HbrepOperator):
     """
 
     def execute(self, context: Any) -> dict[str, int]:
-        from replication.monitoring.lag_targets import (
-            worst_first,  # not at the top: DAG parsing must not load the library
-        )
+        # not at the top: DAG parsing must not load the library
         from replication.monitoring.status import lag_violations
 
         hook = self.hook
         status = hook.status()
         threshold = hook.lag_alert_ms()
-        lags = {pid: int(p["replicationLag"]) for pid, p in status["peers"].items()}
+        lags = {pid: int(p.replicationLag) for pid, p in status.peers.items()}
         over = lag_violations(status, threshold)
-        missed = worst_first([m for p in status["peers"].values() for m in p.get("missed_lag_targets", [])])
+        # worst first over every peer (each peer's own list already is)
+        missed = sorted((m for p in status.peers.values() for m in p.missed_lag_targets), key=lambda m: -m.over_ms)
         if missed:
             worst = missed[0]
-            where = (
-                f"table {worst['table']} of peer {worst['peer_id']}" if worst["table"] else f"peer {worst['peer_id']}"
-            )
-            message = (f"lag target missed: {where} lags {worst['lag_ms']} ms, target {worst['target_ms']} ms"
+            where = f"table {worst.table} of peer {worst.peer_id}" if worst.table else f"peer {worst.peer_id}"
+            message = (f"lag target missed: {where} lags {worst.lag_ms} ms, target {worst.target_ms} ms"
                        + (f"; {len(missed) - 1} more over their targets" if len(missed) > 1 else ""))  # fmt: skip
             hook.record_lag_alert({"kind": "lag_target", "source": f"{_dag_id(context)}/{_run_id(context)}",
-                                   "missed": missed, "message": message})  # fmt: skip
+                                   "missed": [m.to_json() for m in missed], "message": message})  # fmt: skip
             raise AirflowFailException(message)
         if over:
             worst = over[0]
             raise AirflowFailException(
-                f"replication lag {worst['replicationLag']} ms on queue {worst['queue']} (peer {worst['peer_id']}) "
+                f"replication lag {worst.replicationLag} ms on queue {worst.queue} (peer {worst.peer_id}) "
                 f"passes hbrep.lag.alert.ms={threshold}"
                 + (f"; {len(over) - 1} more queue(s) over" if len(over) > 1 else "")
             )

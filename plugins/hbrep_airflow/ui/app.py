@@ -8,8 +8,9 @@ page) is checked by the configured auth manager (simple, FAB, Keycloak...). No t
 redirects the browser to Airflow's login page instead); a token of a user without DAG access: 403.
 
 The data is ``replication.monitoring.status.replication_status`` of the source cluster (peers and state, the queue
-tree with positions and lag, stuck queues, recent failovers and cycles) plus ``lag_history``: per peer,
-(time, lag ms) points from the recorded cycles and the current reading, for the lag chart.
+tree with positions and lag, stuck queues, recent failovers and cycles; its ``to_json()``) plus ``lag_history``
+and ``lag_targets`` (``replication.monitoring.lag_history``): per peer and table, (time, lag ms) points from the
+stored samples and the current reading, and the lag targets, for the lag chart.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from airflow.api_fastapi.app import get_auth_manager
 from airflow.api_fastapi.core_api.security import requires_access_dag
@@ -27,14 +28,17 @@ from fastapi.exception_handlers import http_exception_handler
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+if TYPE_CHECKING:  # the library loads on the first request, not when Airflow loads its plugins
+    from replication.monitoring.status_models import ReplicationStatus
+
 PAGE = Path(__file__).resolve().parent / "static" / "replication.html"
-StatusProvider = Callable[[], dict[str, Any]]
+StatusProvider = Callable[[], "ReplicationStatus"]
 HBREP_DAG_IDS = ("hbrep_ship", "hbrep_failover", "hbrep_log_cleaner", "hbrep_verify")
 """The DAGs the view reports on: a user must be allowed to read each of them."""
 ACCESS_CHECKS = [Depends(requires_access_dag("GET", param_dag_id=dag_id)) for dag_id in HBREP_DAG_IDS]
 
 
-def default_status_provider() -> dict[str, Any]:
+def default_status_provider() -> ReplicationStatus:
     """Status of the cluster named by ``HBREP_CLUSTER`` (a cluster key), else the ``hbrep_source`` connection."""
     # the library (kazoo, Spark) loads on the first request, not when Airflow loads its plugins
     from replication.config import Config
@@ -52,46 +56,6 @@ def default_status_provider() -> dict[str, Any]:
     from hbrep_airflow.hooks.replication import ReplicationHook
 
     return ReplicationHook(os.environ.get("HBREP_ZK_CONN_ID", "hbrep_source")).status()
-
-
-def lag_history(status: dict[str, Any]) -> dict[str, list[list[int]]]:
-    """Per series, ``[[time_ms, lag_ms], ...]`` oldest first, ending with the current status: a peer's
-    series is named by its id, a table's ``<peer>/<table>``. The points are the peer's stored
-    replicated-through samples (the last hours, ``MetricsStore.record_lag_sample``); a peer without
-    samples falls back to its recent cycles."""
-    history: dict[str, list[list[int]]] = {pid: [] for pid in status.get("peers", {})}
-    samples = status.get("lag_samples") or {}
-    for pid, points in samples.items():
-        for sample in points:
-            at, through = int(sample["at_ms"]), int(sample["through_ms"])
-            history.setdefault(pid, []).append([at, max(0, at - through)])
-            for table, table_through in (sample.get("tables") or {}).items():
-                history.setdefault(f"{pid}/{table}", []).append([at, max(0, at - int(table_through))])
-    for cycle in status.get("recent_cycles", []):
-        at = int(cycle.get("finished_ms", 0))
-        for pid, peer in (cycle.get("peers") or {}).items():
-            if pid not in samples and isinstance(peer, dict) and peer.get("lag_ms") is not None:
-                history.setdefault(pid, []).append([at, int(peer["lag_ms"])])
-    now = int(status.get("now_ms", 0))
-    for pid, peer in status.get("peers", {}).items():
-        history.setdefault(pid, []).append([now, int(peer.get("replicationLag", 0))])
-        for table, row in (peer.get("tables") or {}).items():
-            history.setdefault(f"{pid}/{table}", []).append([now, int(row["lag_ms"])])
-    for points in history.values():
-        points.sort()
-    return history
-
-
-def lag_targets(status: dict[str, Any]) -> dict[str, int]:
-    """The lag target of each series of :func:`lag_history` that has one (drawn as a line)."""
-    targets: dict[str, int] = {}
-    for pid, peer in status.get("peers", {}).items():
-        if peer.get("lag_target_ms"):
-            targets[pid] = int(peer["lag_target_ms"])
-        for table, row in (peer.get("tables") or {}).items():
-            if row.get("lag_target_ms"):
-                targets[f"{pid}/{table}"] = int(row["lag_target_ms"])
-    return targets
 
 
 def create_app(status_provider: StatusProvider | None = None) -> FastAPI:
@@ -125,10 +89,12 @@ def create_app(status_provider: StatusProvider | None = None) -> FastAPI:
             data = provider()
         except Exception as exc:  # shown on the page, one line, instead of a bare 500
             return JSONResponse({"error": f"{type(exc).__name__}: {exc}"}, status_code=503)
-        data = dict(data)
-        data["lag_history"] = lag_history(data)
-        data["lag_targets"] = lag_targets(data)
-        return JSONResponse(jsonable_encoder(data))
+        from replication.monitoring.lag_history import lag_history, lag_history_targets
+
+        body = data.to_json()
+        body["lag_history"] = lag_history(data)
+        body["lag_targets"] = lag_history_targets(data)
+        return JSONResponse(jsonable_encoder(body))
 
     @app.get("/metrics")
     def metrics() -> Response:
