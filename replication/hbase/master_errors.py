@@ -115,6 +115,9 @@ def procedure_error(exc: ErrorHandling_pb2.ForeignExceptionMessage, master: str,
     generic = exc.generic_exception
     name, message = innermost(generic.message or "")
     name = name or short_name(generic.class_name or "") or "procedure failure"
-    line = f"HBase master {master}: {what} failed: {name}" + (f": {message}" if message else "")
+    said = f"{name}: {message}" if message else name
+    if name == "ReplicationPeerNotFoundException" and message:
+        said = f"peer {message} does not exist ({name})"  # the call's own wording (remote_master_error)
+    line = f"HBase master {master}: {what} failed: {said}"
     error = _classify(name, message, line)
     return ProcedureFailed(line) if type(error) is MasterError else error

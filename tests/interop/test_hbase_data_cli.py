@@ -194,6 +194,23 @@ def test_a_region_split_during_a_scan_returns_every_row_once(real_hbase):
     assert scanner.restarts >= 1  # the old region's scanner was refused and reopened after the last row
 
 
+def test_a_region_moving_to_another_server_during_a_scan_returns_every_row_once(real_hbase):
+    name = f"move_{uuid.uuid4().hex[:8]}"
+    real_hbase.admin("create-table", name, "1", "a:0")
+    rows = [b"r%05d" % i for i in range(2000)]
+    with HBaseTableClient(real_hbase.layout().cluster_key) as client:
+        client.batch(name, [Cell(r, b"a", b"q", (1 << 63) - 1, 4, b"v" + r) for r in rows])
+        before = set(real_hbase.admin("locate", name).values())
+        scanner = client.scanner(name, ScanOptions(caching=100))
+        iterator = iter(scanner)
+        seen = [next(iterator)[0] for _ in range(500)]  # the scanner is open on the region's first server
+        moved = real_hbase.admin("move", name)  # HBase's Admin.move: the region closes there, opens elsewhere
+        assert set(moved.values()).isdisjoint(before), (before, moved)
+        seen += [row for row, _cells in iterator]
+    assert seen == rows  # each row once, in order, the rest read from the region's new server
+    assert scanner.restarts >= 1  # the old server refused the scanner and the client found the region again
+
+
 def test_major_compact_drops_delete_markers(real_hbase):
     name = f"compact_{uuid.uuid4().hex[:8]}"
     real_hbase.admin("create-table", name, "1", "a:0")

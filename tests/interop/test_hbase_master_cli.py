@@ -127,6 +127,9 @@ def test_bad_input_is_one_line_and_changes_nothing(real_hbase, tmp_path):
         refused("disable", "nosuchtable", cluster=cluster, says="TableNotFoundException")
         refused("alter", table, "--family", "zz", "--scope", "1", cluster=cluster, says="no column family 'zz'")
         refused("create_table", table, "a", cluster=cluster, says="TableExistsException")
+        # hbrep names its version as a 2.x client, so the master answers a peer procedure with its id and the
+        # failure comes with the procedure's result (GetProcedureResult): the "failed:" line is the procedure's
+        refused("enable_peer", "nosuchpeer", cluster=cluster, says="enable_peer nosuchpeer failed: peer nosuchpeer")
         refused("set_peer_exclude_namespaces", peer_id, "ns1", cluster=cluster, says="replicate_all flag is false")
         hbrep("peer_modification_switch", "off", cluster=cluster)
         try:

@@ -25,7 +25,7 @@ from replication.cluster.hbase_rpc.framing import (
 )
 from replication.cluster.hbase_rpc.preamble import connection_start
 from replication.errors import HbrepError
-from replication.proto import RPC_pb2
+from replication.proto import HBase_pb2, RPC_pb2
 
 MAX_RESPONSE = 256 * 1024 * 1024  # hbase.ipc.max.request.size bounds what a sane server sends back
 
@@ -45,8 +45,18 @@ class RemoteCallError(HbrepError):
 class RpcConnection:
     """A connection to ``host:port`` for one service, cells coded with ``codec_class``, as ``user``."""
 
-    def __init__(self, host: str, port: int, service: str, codec_class: str, user: str, timeout_s: float):
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        service: str,
+        codec_class: str,
+        user: str,
+        timeout_s: float,
+        version: HBase_pb2.VersionInfo | None = None,
+    ):
         self.host, self.port = host, port
+        self.version = version  # the client version the ConnectionHeader names (None: none, as hbrep's sink client)
         self.service, self.codec_class, self.user = service, codec_class, user
         self.timeout_s = timeout_s
         self._sock: socket.socket | None = None
@@ -60,7 +70,7 @@ class RpcConnection:
     def _connect(self) -> socket.socket:
         sock = socket.create_connection((self.host, self.port), timeout=self.timeout_s)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.sendall(connection_start(self.service, self.codec_class, self.user))
+        sock.sendall(connection_start(self.service, self.codec_class, self.user, self.version))
         self._next_call_id = 0
         return sock
 

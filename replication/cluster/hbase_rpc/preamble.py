@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import struct
 
-from replication.proto import RPC_pb2
+from replication.proto import HBase_pb2, RPC_pb2
 
 RPC_MAGIC = b"HBas"
 RPC_VERSION = 0  # RpcServer.CURRENT_VERSION
@@ -31,18 +31,26 @@ def preamble(auth_code: int = AUTH_SIMPLE) -> bytes:
     return RPC_MAGIC + bytes((RPC_VERSION, auth_code))
 
 
-def connection_header(service_name: str, codec_class: str, user: str) -> RPC_pb2.ConnectionHeader:
-    """The ConnectionHeader for ``service_name``, cells coded with ``codec_class``, as ``user`` (no compressor)."""
-    return RPC_pb2.ConnectionHeader(
+def connection_header(
+    service_name: str, codec_class: str, user: str, version: HBase_pb2.VersionInfo | None = None
+) -> RPC_pb2.ConnectionHeader:
+    """The ConnectionHeader for ``service_name``, cells coded with ``codec_class``, as ``user`` (no compressor),
+    with the client's ``version`` when given."""
+    header = RPC_pb2.ConnectionHeader(
         user_info=RPC_pb2.UserInformation(effective_user=user),
         service_name=service_name,
         cell_block_codec_class=codec_class,
     )
+    if version is not None:
+        header.version_info.CopyFrom(version)
+    return header
 
 
-def connection_start(service_name: str, codec_class: str, user: str) -> bytes:
+def connection_start(
+    service_name: str, codec_class: str, user: str, version: HBase_pb2.VersionInfo | None = None
+) -> bytes:
     """Everything a client writes before its first call: preamble + int32 length + ConnectionHeader."""
-    header = connection_header(service_name, codec_class, user).SerializeToString()
+    header = connection_header(service_name, codec_class, user, version).SerializeToString()
     return preamble() + _I32.pack(len(header)) + header
 
 

@@ -244,6 +244,8 @@ public final class AdminTool {
         return holdOpen(conf, new Path(args[1]), new Path(args[2]), Integer.parseInt(args[3]));
       case "split":
         return split(admin, TableName.valueOf(args[1]), Bytes.toBytes(args[2]));
+      case "move":
+        return move(admin, connection, TableName.valueOf(args[1]));
       case "locate": {
         JsonObject located = new JsonObject();
         try (RegionLocator locator = connection.getRegionLocator(TableName.valueOf(args[1]))) {
@@ -256,6 +258,23 @@ public final class AdminTool {
       default:
         throw new IllegalArgumentException("unknown command " + args[0]);
     }
+  }
+
+  /** Moves every region of the table to another live region server (Admin.move, which waits for the
+   * master's move procedure); answers each region's encoded name with the server it is on now. */
+  private static JsonObject move(Admin admin, Connection connection, TableName table) throws Exception {
+    List<ServerName> servers = new ArrayList<>(admin.getRegionServers());
+    JsonObject moved = new JsonObject();
+    try (RegionLocator locator = connection.getRegionLocator(table)) {
+      for (HRegionLocation location : locator.getAllRegionLocations()) {
+        ServerName from = location.getServerName();
+        ServerName to = servers.stream().filter(s -> !s.equals(from)).findFirst()
+            .orElseThrow(() -> new IllegalStateException("AdminTool move: no other live region server"));
+        admin.move(location.getRegion().getEncodedNameAsBytes(), to);
+        moved.addProperty(location.getRegion().getEncodedName(), to.getServerName());
+      }
+    }
+    return moved;
   }
 
   /** Polls until the master answers a namespace listing (initialized) and no region is in transition. */
