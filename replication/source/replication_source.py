@@ -230,7 +230,7 @@ def warn_on_long_queue(queue: QueueTask, conf: Config) -> None:
     """HBase's warning when a queue holds more WALs than ``replication.source.log.queue.warn``
     (ReplicationSource.enqueueLog): the source is falling behind the WALs its server writes."""
     threshold = conf.get_int("replication.source.log.queue.warn")
-    waiting = max(0, len(queue.wals) - 1)  # the guide's sizeOfLogQueue: the WAL being read excluded
+    waiting = len(queue.wals)  # ReplicationSourceLogQueue: queue.size(), the WAL being read included
     if waiting > threshold:
         LOG.warning(
             "queue %s of %s: queue size %d exceeds value of replication.source.log.queue.warn: %d",
