@@ -218,3 +218,49 @@ def test_peers_added_by_hbrep_for_an_hbrep_cluster_get_every_row_once_hbase_sees
             real_hbase.admin("remove-peer", peer_id)
     for _, table in (by_admin, by_restart):
         assert_hbrep_wal_keeps_hbase_cluster_id(hbrep_sink, real_hbase, table, expected[table])
+
+
+def _unmodelled(data: bytes) -> tuple[list, bytes]:
+    """(the peer data map, the bytes of the fields hbrep's proto does not know, remoteWALDir among them)."""
+    from replication.proto import Replication_pb2
+
+    peer = Replication_pb2.ReplicationPeer()
+    peer.ParseFromString(data[len(b"PBUF") :])
+    known = Replication_pb2.ReplicationPeer()
+    known.CopyFrom(peer)
+    known.DiscardUnknownFields()
+    return [(p.first, p.second) for p in peer.data], peer.SerializeToString()[len(known.SerializeToString()) :]
+
+
+def test_a_peer_hbrep_rewrites_keeps_hbases_peer_data_and_remote_wal_dir(real_hbase):
+    """Issue 44: what hbrep does not model survives its rewrites byte for byte. HBase's Admin API adds a
+    (synchronous-replication) peer with a peer data map and a ``remoteWALDir`` (HBase 2.1+, field 12, unknown
+    to hbrep's proto); hbrep's shell commands rewrite its bandwidth and configuration; after a restart HBase's
+    own parser (getReplicationPeerConfig) reads the data map and the remote WAL directory unchanged."""
+    cluster = real_hbase.layout().cluster_key
+    key = ClusterKey.parse(cluster)
+    peer_id = f"w{uuid.uuid4().hex[:6]}"
+    elsewhere = f"127.0.0.1:{real_hbase.layout().zk_port}:/hbase-elsewhere"
+    remote_wal_dir = "hdfs://127.0.0.1:1/hbrep-remote-wals"
+    peer_data = {"hbrep.test.k1": "v1", "k2": ""}
+    real_hbase.admin("add-peer", json.dumps({
+        "id": peer_id, "cluster_key": elsewhere, "enabled": False, "replicate_all": False,
+        "table_cfs": {f"t_{peer_id}": []}, "peer_data": peer_data, "remote_wal_dir": remote_wal_dir,
+    }))  # fmt: skip
+    try:
+        path = ZNodePaths(parent=key.znode_parent).peer(peer_id)
+        with connected(key) as zk:
+            written_by_hbase, _ = zk.get(path)
+        assert _unmodelled(written_by_hbase)[1], "HBase wrote no remoteWALDir"
+        hbrep("set_peer_bandwidth", peer_id, "2048", cluster=cluster)
+        hbrep("update_peer_config", peer_id, "--config", "x.y=1", cluster=cluster)
+        with connected(key) as zk:
+            rewritten, _ = zk.get(path)
+        assert rewritten != written_by_hbase and _unmodelled(rewritten) == _unmodelled(written_by_hbase)
+        real_hbase.restart()
+        hbase = _peers(real_hbase, peer_id)[peer_id]["config"]
+        assert hbase["peer_data"] == peer_data and hbase["remote_wal_dir"] == remote_wal_dir
+        assert hbase["bandwidth"] == 2048 and hbase["configuration"] == {"x.y": "1"}
+        assert hbase["table_cfs"] == {f"t_{peer_id}": []} and hbase["replicate_all"] is False
+    finally:
+        real_hbase.admin("remove-peer", peer_id)

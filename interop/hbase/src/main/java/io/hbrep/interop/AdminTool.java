@@ -66,7 +66,8 @@ import org.apache.hbase.thirdparty.com.google.gson.JsonParser;
  * <pre>
  * peers                          every peer: id, state and its whole ReplicationPeerConfig
  * add-peer JSON                  add a peer: id, cluster_key, enabled, and the fields of a `peers` element's
- *                                config at the top level (replicate_all, table_cfs, ..., configuration)
+ *                                config at the top level (replicate_all, table_cfs, ..., configuration,
+ *                                peer_data as strings, remote_wal_dir)
  * enable-peer ID | disable-peer ID | remove-peer ID
  * queues                         the replication queues as HBase's ReplicationQueueStorage reads them
  * servers                        the live region servers
@@ -342,6 +343,7 @@ public final class AdminTool {
       data.addProperty(Bytes.toStringBinary(e.getKey()), Bytes.toStringBinary(e.getValue()));
     }
     o.add("peer_data", data);
+    o.addProperty("remote_wal_dir", c.getRemoteWALDir());
     return o;
   }
 
@@ -397,6 +399,14 @@ public final class AdminTool {
       for (Map.Entry<String, JsonElement> e : p.getAsJsonObject("configuration").entrySet()) {
         b.putConfiguration(e.getKey(), e.getValue().getAsString());
       }
+    }
+    if (has(p, "peer_data")) {
+      for (Map.Entry<String, JsonElement> e : p.getAsJsonObject("peer_data").entrySet()) {
+        b.putPeerData(Bytes.toBytes(e.getKey()), Bytes.toBytes(e.getValue().getAsString()));
+      }
+    }
+    if (has(p, "remote_wal_dir")) {
+      b.setRemoteWALDir(p.get("remote_wal_dir").getAsString());
     }
     return b.build();
   }
