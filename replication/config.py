@@ -290,6 +290,7 @@ VALIDATORS: dict[str, Validator] = {
     "hbase.replication.drop.on.deleted.table": _bool,
     "hbase.replication.drop.on.deleted.columnfamily": _bool,
     "hbase.replication.bulkload.enabled": _bool,
+    "hbase.regionserver.replication.handler.count": _int(1),
     "hbase.rpc.timeout": _int(1),
     "hbase.ipc.max.request.size": _int(1),
     "zookeeper.znode.parent": _znode_parent,
