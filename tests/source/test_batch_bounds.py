@@ -96,3 +96,22 @@ def test_the_first_bound_reached_closes_the_batch(tmp_path):
     assert [len(b.entries) for b in by_size] == [5] * 10 + [0]
     by_count = _batches(str(tmp_path), path, size_capacity=5 * one, nb_capacity=3)  # count first: 3 entries
     assert [len(b.entries) for b in by_count] == [3] * 16 + [2]
+
+
+def test_a_zero_length_finished_wal_stops_the_queue_unless_eof_autorecovery(tmp_path):
+    """``replication.source.eof.autorecovery``: false (HBase's default) keeps the queue stuck on an empty
+    finished WAL; true drops it (a last batch at position 0, end of file)."""
+    from replication.source.wal_reader import ZeroLengthWAL
+
+    root = str(tmp_path)
+    os.makedirs(wal_dir(root, SERVER))
+    path = os.path.join(wal_dir(root, SERVER), wal_file_name(SERVER, 1700000000001))
+    open(path, "wb").close()
+    with pytest.raises(ZeroLengthWAL, match=r"set replication\.source\.eof\.autorecovery=true"):
+        _batches(root, path)
+    wal = WalTask(os.path.basename(path), path, 0, 0)
+    queue = QueueTask(SERVER, "1", "1", True, False, [SERVER], [wal])
+    conf = Config.load(env={}, overrides={"replication.source.eof.autorecovery": True})
+    entry_filter = EntryFilter(lambda t, f: True, uuid.uuid4(), uuid.uuid4())
+    (batch,) = ReplicationSourceWALReader(LocalFileSystem(), root, queue, entry_filter, conf, SourceMetrics()).batches()
+    assert batch.end_of_file and batch.last_position == 0 and batch.is_empty
