@@ -159,8 +159,9 @@ class ReplicationPeerConfig:
     replication_endpoint_impl: str | None = None
     # The ReplicationPeer message this configuration was read from (no PBUF magic), kept so that a rewrite
     # carries what hbrep does not model byte for byte: the peer data map (field 3,
-    # ``ReplicationPeerConfig.getPeerData()``), HBase 2.1+'s ``remoteWALDir`` (field 12) and any later field
-    # (kept by protobuf as unknown fields). See :meth:`to_bytes`.
+    # ``ReplicationPeerConfig.getPeerData()``), ``remoteWALDir`` (field 12: synchronous replication, HBASE-19064,
+    # in HBase 3; HBase 2.6's client does not have it) and any later field (kept by protobuf as unknown fields).
+    # See :meth:`to_bytes`.
     _message: bytes | None = field(default=None, compare=False, repr=False)
 
     def need_to_replicate(self, table: str, family: str | None = None) -> bool:

@@ -1,7 +1,8 @@
 """Peer rewrites keep what hbrep does not model, byte for byte: the peer data map
-(``ReplicationPeerConfig.getPeerData()``, field 3), HBase 2.1+'s ``remoteWALDir`` (field 12, unknown to hbrep's
-proto) and any later field. The message is parsed whole, only the edited fields change, and it is serialized
-again; a message in field-number order (as HBase's Java writes it) comes back unchanged when nothing changed."""
+(``ReplicationPeerConfig.getPeerData()``, field 3), HBase 3's ``remoteWALDir`` (field 12, synchronous
+replication; unknown to hbrep's proto) and any later field. The message is parsed whole, only the edited
+fields change, and it is serialized again; a message in field-number order (as HBase's Java writes it)
+comes back unchanged when nothing changed."""
 
 from __future__ import annotations
 

@@ -67,7 +67,7 @@ import org.apache.hbase.thirdparty.com.google.gson.JsonParser;
  * peers                          every peer: id, state and its whole ReplicationPeerConfig
  * add-peer JSON                  add a peer: id, cluster_key, enabled, and the fields of a `peers` element's
  *                                config at the top level (replicate_all, table_cfs, ..., configuration,
- *                                peer_data as strings, remote_wal_dir)
+ *                                peer_data as strings)
  * enable-peer ID | disable-peer ID | remove-peer ID
  * queues                         the replication queues as HBase's ReplicationQueueStorage reads them
  * servers                        the live region servers
@@ -343,7 +343,6 @@ public final class AdminTool {
       data.addProperty(Bytes.toStringBinary(e.getKey()), Bytes.toStringBinary(e.getValue()));
     }
     o.add("peer_data", data);
-    o.addProperty("remote_wal_dir", c.getRemoteWALDir());
     return o;
   }
 
@@ -404,9 +403,6 @@ public final class AdminTool {
       for (Map.Entry<String, JsonElement> e : p.getAsJsonObject("peer_data").entrySet()) {
         b.putPeerData(Bytes.toBytes(e.getKey()), Bytes.toBytes(e.getValue().getAsString()));
       }
-    }
-    if (has(p, "remote_wal_dir")) {
-      b.setRemoteWALDir(p.get("remote_wal_dir").getAsString());
     }
     return b.build();
   }
