@@ -99,31 +99,56 @@ BEHAVIOUR: dict[str, list[str]] = {
     "hbrep.failover.mode": [
         "tests/zk/test_shadow_peer_marks.py::test_a_registered_real_hbase_opens_as_a_source_of_kind_hbase_and_failover_leaves_it_to_hbase"
     ],
+    "replication.source.sleepforretries": [
+        "tests/source/test_endpoint.py::test_failures_back_off_with_growing_multiplier_then_succeed"
+    ],
+    "replication.source.maxretriesmultiplier": [
+        "tests/source/test_endpoint.py::test_failures_back_off_with_growing_multiplier_then_succeed"
+    ],
+    "hbrep.source.ship.max.attempts": [
+        "tests/source/test_endpoint.py::test_gives_up_after_the_attempt_budget_with_clear_error"
+    ],
+    "hbase.replication.source.maxthreads": [
+        "tests/source/test_endpoint_keys.py::test_maxthreads_bounds_the_parallel_lists"
+    ],
+    "replication.source.shipedits.timeout": [
+        "tests/source/test_endpoint_keys.py::test_shipedits_timeout_is_each_sink_calls_timeout"
+    ],
+    "hbase.replication.drop.on.deleted.columnfamily": [
+        "tests/source/test_endpoint_keys.py::test_drop_on_deleted_columnfamily"
+    ],
+    "zookeeper.znode.parent": [
+        "tests/zk/test_znode_names.py::test_renamed_znodes_are_where_peers_and_the_cluster_id_live"
+    ],
+    "zookeeper.znode.clusterId": [
+        "tests/zk/test_znode_names.py::test_renamed_znodes_are_where_peers_and_the_cluster_id_live"
+    ],
+    "zookeeper.znode.replication.peers": [
+        "tests/zk/test_znode_names.py::test_renamed_znodes_are_where_peers_and_the_cluster_id_live"
+    ],
+    "zookeeper.znode.replication.peers.state": [
+        "tests/zk/test_znode_names.py::test_renamed_znodes_are_where_peers_and_the_cluster_id_live"
+    ],
+    "zookeeper.znode.replication.hfile.refs": [
+        "tests/zk/test_znode_names.py::test_renamed_znodes_are_where_peers_and_the_cluster_id_live"
+    ],
+    "zookeeper.znode.replication.regions": [
+        "tests/zk/test_znode_names.py::test_renamed_znodes_are_where_peers_and_the_cluster_id_live"
+    ],
 }
 
 # Read by hbrep; no test yet changes the key and checks the effect (tests exist for several of them that
 # only set the key for speed, check that a bad value is refused, or test the mechanism without the key).
 NO_BEHAVIOUR_TEST_YET: set[str] = {
     "replication.source.nb.batches",  # ReadAhead's capacity is tested (test_read_ahead), not the key's wiring
-    "replication.source.sleepforretries",
-    "replication.source.maxretriesmultiplier",
-    "replication.source.shipedits.timeout",
     "replication.source.per.peer.node.bandwidth",
     "replication.source.ratio",
     "replication.bad.sink.threshold",
     "replication.executor.workers",
-    "hbase.replication.source.maxthreads",
-    "hbase.replication.drop.on.deleted.columnfamily",
     "hbase.replication.bulkload.enabled",  # true is refused at region-server start (validation only)
     "hbase.regionserver.wal.enablecompression",  # likewise
     "hbase.rpc.timeout",
     "hbase.ipc.max.request.size",
-    "zookeeper.znode.parent",
-    "zookeeper.znode.replication.peers",
-    "zookeeper.znode.replication.peers.state",
-    "zookeeper.znode.replication.hfile.refs",
-    "zookeeper.znode.replication.regions",
-    "zookeeper.znode.clusterId",
     "hbase.zookeeper.quorum",
     "hbase.zookeeper.property.clientPort",
     "hbase.regionserver.logroll.multiplier",
@@ -143,7 +168,6 @@ NO_BEHAVIOUR_TEST_YET: set[str] = {
     "hbrep.lag.alert.ms",
     "hbrep.cluster.token",
     "hbrep.zk.auth",
-    "hbrep.source.ship.max.attempts",
     "hbrep.ship.lease.ms",
     "hbrep.replicated.through.margin.ms",
     "hbrep.rpc.tls.enabled",
