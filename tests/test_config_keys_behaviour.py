@@ -145,6 +145,9 @@ BEHAVIOUR: dict[str, list[str]] = {
         "tests/dags/test_chore_dags.py::test_ship_run_fails_loudly_when_lag_passes_the_alert_threshold"
     ],
     "hbrep.spark.mode": ["tests/dags/test_ship_dag_connect.py::test_connect_mode_ships_through_the_connection"],
+    "hbrep.replicated.through.margin.ms": [
+        "tests/cli/test_lag_target_margin.py::test_the_margin_decides_which_lag_targets_are_refused"
+    ],
 }
 
 # Read by hbrep; no test yet changes the key and checks the effect (tests exist for several of them that
@@ -175,7 +178,6 @@ NO_BEHAVIOUR_TEST_YET: set[str] = {
     "hbrep.cluster.token",
     "hbrep.zk.auth",
     "hbrep.ship.lease.ms",
-    "hbrep.replicated.through.margin.ms",
     "hbrep.rpc.tls.enabled",
     "hbrep.rpc.tls.cert",
     "hbrep.rpc.tls.key",
