@@ -148,6 +148,12 @@ BEHAVIOUR: dict[str, list[str]] = {
     "hbrep.replicated.through.margin.ms": [
         "tests/cli/test_lag_target_margin.py::test_the_margin_decides_which_lag_targets_are_refused"
     ],
+    "hbase.regionserver.hlog.blocksize": [
+        "tests/cluster/test_roll_size.py::test_roll_size_is_blocksize_times_multiplier"
+    ],
+    "hbase.regionserver.logroll.multiplier": [
+        "tests/cluster/test_roll_size.py::test_roll_size_is_blocksize_times_multiplier"
+    ],
 }
 
 # Read by hbrep; no test yet changes the key and checks the effect (tests exist for several of them that
@@ -162,8 +168,6 @@ NO_BEHAVIOUR_TEST_YET: set[str] = {
     "hbase.ipc.max.request.size",
     "hbase.zookeeper.quorum",
     "hbase.zookeeper.property.clientPort",
-    "hbase.regionserver.logroll.multiplier",
-    "hbase.regionserver.hlog.blocksize",
     "hbase.hregion.memstore.flush.size",
     "hbase.regionserver.ipc.address",
     "hbase.regionserver.port",
