@@ -35,8 +35,8 @@ class SourceMetrics:
         return int(self._clock() * 1000)
 
     def set_age_of_last_shipped_op(self, write_time: int) -> None:
-        """``MetricsSource.setAgeOfLastShippedOp(timestamp)``: age = now − ``write_time``; the timestamp is
-        kept as the last shipped one (``lastShippedTimeStamps``) unless it is "now" (caught up)."""
+        """``MetricsSource.setAgeOfLastShippedOp(timestamp)``: age = now − ``write_time`` (the shipper keeps
+        the last shipped entry's write time itself, for ``refreshAgeOfLastShippedOp`` on a failed pass)."""
         now = self.now_ms()
         self.age_of_last_shipped_op = max(0, now - write_time)
 
