@@ -157,6 +157,12 @@ BEHAVIOUR: dict[str, list[str]] = {
     "hbase.rpc.timeout": [
         "tests/cluster/test_rpc_timeout.py::test_a_call_to_a_silent_server_fails_after_the_configured_timeout"
     ],
+    "hbase.zookeeper.quorum": [
+        "tests/cli/test_cluster_from_conf.py::test_the_quorum_port_and_parent_keys_pick_the_cluster"
+    ],
+    "hbase.zookeeper.property.clientPort": [
+        "tests/cli/test_cluster_from_conf.py::test_the_quorum_port_and_parent_keys_pick_the_cluster"
+    ],
 }
 
 # Read by hbrep; no test yet changes the key and checks the effect (tests exist for several of them that
@@ -168,8 +174,6 @@ NO_BEHAVIOUR_TEST_YET: set[str] = {
     "replication.bad.sink.threshold",
     "replication.executor.workers",
     "hbase.ipc.max.request.size",
-    "hbase.zookeeper.quorum",
-    "hbase.zookeeper.property.clientPort",
     "hbase.hregion.memstore.flush.size",
     "hbase.regionserver.ipc.address",
     "hbase.regionserver.port",
