@@ -163,6 +163,9 @@ BEHAVIOUR: dict[str, list[str]] = {
     "hbase.zookeeper.property.clientPort": [
         "tests/cli/test_cluster_from_conf.py::test_the_quorum_port_and_parent_keys_pick_the_cluster"
     ],
+    "hbrep.ship.lease.ms": [
+        "tests/cluster/test_ship_lease_ttl.py::test_a_dead_owners_lease_blocks_others_for_the_configured_time"
+    ],
 }
 
 # Read by hbrep; no test yet changes the key and checks the effect (tests exist for several of them that
@@ -187,7 +190,6 @@ NO_BEHAVIOUR_TEST_YET: set[str] = {
     "hbrep.ship.window.ms",
     "hbrep.cluster.token",
     "hbrep.zk.auth",
-    "hbrep.ship.lease.ms",
     "hbrep.rpc.tls.enabled",
     "hbrep.rpc.tls.cert",
     "hbrep.rpc.tls.key",
