@@ -166,6 +166,12 @@ BEHAVIOUR: dict[str, list[str]] = {
     "hbrep.ship.lease.ms": [
         "tests/cluster/test_ship_lease_ttl.py::test_a_dead_owners_lease_blocks_others_for_the_configured_time"
     ],
+    "replication.source.ratio": [
+        "tests/source/test_endpoint_keys.py::test_ratio_is_the_share_of_the_peers_servers_shipped_to"
+    ],
+    "replication.bad.sink.threshold": [
+        "tests/source/test_endpoint_keys.py::test_bad_sink_threshold_is_how_many_failures_drop_a_sink"
+    ],
 }
 
 # Read by hbrep; no test yet changes the key and checks the effect (tests exist for several of them that
@@ -173,8 +179,6 @@ BEHAVIOUR: dict[str, list[str]] = {
 NO_BEHAVIOUR_TEST_YET: set[str] = {
     "replication.source.nb.batches",  # ReadAhead's capacity is tested (test_read_ahead), not the key's wiring
     "replication.source.per.peer.node.bandwidth",
-    "replication.source.ratio",
-    "replication.bad.sink.threshold",
     "replication.executor.workers",
     "hbase.ipc.max.request.size",
     "hbase.hregion.memstore.flush.size",
