@@ -234,7 +234,7 @@ def _name(raw: str) -> str:
 
 
 # HBase keys hbrep does not declare because no hbrep code has a use for them (issue 23: every declared
-# key is read; tests/test_config_keys_read.py). Set in an hbase-site.xml they are kept and ignored.
+# key changes what hbrep does; tests/test_config_keys_behaviour.py). Set in an hbase-site.xml they are kept and ignored.
 NOT_USED_HBASE_KEYS: dict[str, str] = {
     "replication.total.buffer.quota": (
         "HBase's cap on the WAL entries all sources of one region server hold in memory; a ship task here "
@@ -271,6 +271,15 @@ NOT_USED_HBASE_KEYS: dict[str, str] = {
     ),
 }
 
+# Keys `hbrep conf` lists that hbrep itself does not act on: HBase's own, passed to a real HBase (the dev
+# stack writes them into its hbase-site.xml). `hbrep conf` marks them "HBase's only" with the reason.
+HBASE_ONLY_KEYS: dict[str, str] = {
+    "hbase.wal.provider": (
+        "a real HBase's WAL provider (the dev stack's hbase-site.xml); hbrep's region servers write one WAL "
+        "group each, and hbrep reads the WALs of every provider"
+    ),
+}
+
 VALIDATORS: dict[str, Validator] = {
     "hbase.replication": _bool,
     "replication.source.size.capacity": _int(1),
@@ -291,6 +300,7 @@ VALIDATORS: dict[str, Validator] = {
     "hbase.replication.drop.on.deleted.table": _bool,
     "hbase.replication.drop.on.deleted.columnfamily": _bool,
     "hbase.replication.bulkload.enabled": _bool,
+    "hbase.regionserver.replication.handler.count": _int(1),
     "hbase.rpc.timeout": _int(1),
     "hbase.ipc.max.request.size": _int(1),
     "zookeeper.znode.parent": _znode_parent,

@@ -1,21 +1,28 @@
-"""Values the DAG files share, read from the environment only (no I/O at DAG parse time).
+"""Values the DAG files share, read from the environment (and, for hbrep's configuration keys, the site file).
+
+Configuration keys (``hbase.master.cleaner.interval``, ``hbrep.lag.alert.ms``, ``hbrep.spark.mode``) are read
+as ``replication.config.Config.load`` reads them, later wins: the default, then the ``hbase-site.xml`` that
+``HBREP_CONF`` names, then the ``HBREP__<key>`` environment override (:func:`conf_value`); the library is not
+imported (DAG files are parsed without it), and the site file is read once per parse.
 
 - ``HBREP_ZK_CONN_ID`` (default ``hbrep_source``): the ZooKeeper connection of the source cluster;
 - ``HBREP_SPARK_CONN_ID`` (default ``spark_default``): the Spark connection of the ship job (submit mode);
-- ``HBREP__hbrep__spark__mode`` (default ``submit``): ``connect`` ships on a Spark Connect server;
+- ``hbrep.spark.mode`` (default ``submit``): ``connect`` ships on a Spark Connect server;
 - ``HBREP_SPARK_CONNECT_CONN_ID`` (default ``hbrep_spark_connect``): that server's ``spark_connect`` connection;
 - ``HBREP_SHIP_SCHEDULE`` (default ``* * * * *``): the ship DAG's schedule;
 - ``HBREP_ZK_POOL`` (default ``zookeeper``): the pool every ZooKeeper-touching task runs in;
-- ``HBREP__hbrep__lag__alert__ms``: the lag alert threshold (as in ``replication.config``);
-- ``HBREP__hbase__master__cleaner__interval``: how often the log cleaner runs (as in ``replication.config``);
+- ``hbrep.lag.alert.ms``: the lag alert threshold;
+- ``hbase.master.cleaner.interval``: how often the log cleaner runs (HMaster's LogCleaner chore period);
 - ``HBREP_VERIFY_START`` (default ``2026-11-15``): first day the daily verify DAG covers;
 - ``HBREP_CONSISTENCY_POLL_S`` (default ``5``): how often ``hbrep_wait_for_peer`` checks its token.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
+import xml.etree.ElementTree as ET
 from datetime import timedelta
 from pathlib import Path
 
@@ -32,9 +39,34 @@ SPARK_CONNECT_CONN_ID = os.environ.get("HBREP_SPARK_CONNECT_CONN_ID", "hbrep_spa
 VERIFY_START = os.environ.get("HBREP_VERIFY_START", "2026-11-15")
 
 
+@functools.lru_cache(maxsize=4)
+def _site_values(path: str) -> dict[str, str]:
+    """The ``<property>`` values of an hbase-site.xml (as ``replication.config.read_site_xml``); a file that
+    is missing or not XML raises, naming it, as the library does."""
+    try:
+        root = ET.parse(path).getroot()
+    except (OSError, ET.ParseError) as exc:
+        raise ValueError(f"configuration file {path} (HBREP_CONF) cannot be read: {exc}") from None
+    return {
+        (prop.findtext("name") or "").strip(): (prop.findtext("value") or "").strip() for prop in root.iter("property")
+    }
+
+
+def conf_value(key: str, default: str) -> str:
+    """A configuration key as ``Config.load`` layers it: ``HBREP__<key>`` (``.`` as ``__``), else the
+    ``HBREP_CONF`` site file's value, else ``default`` (the library's default)."""
+    override = os.environ.get("HBREP__" + key.replace(".", "__"))
+    if override is not None:
+        return override
+    site = os.environ.get("HBREP_CONF")
+    if site:
+        return _site_values(site).get(key, default)
+    return default
+
+
 def spark_mode() -> str:
-    """``hbrep.spark.mode`` from its environment override (read when the DAG file is parsed), else ``submit``."""
-    return os.environ.get("HBREP__hbrep__spark__mode", "submit").strip()  # noqa: SIM112 (config key case)
+    """``hbrep.spark.mode`` (read when the DAG file is parsed), else ``submit``."""
+    return conf_value("hbrep.spark.mode", "submit").strip()
 
 
 def consistency_poll_s() -> float:
@@ -48,8 +80,8 @@ def ship_schedule() -> str:
 
 
 def lag_alert_ms() -> int:
-    """``hbrep.lag.alert.ms`` from its environment override, else the library default."""
-    return int(os.environ.get("HBREP__hbrep__lag__alert__ms", DEFAULT_LAG_ALERT_MS))  # noqa: SIM112 (config key case)
+    """``hbrep.lag.alert.ms`` (:func:`conf_value`), else the library default."""
+    return int(conf_value("hbrep.lag.alert.ms", str(DEFAULT_LAG_ALERT_MS)))
 
 
 def lag_deadline() -> timedelta:
@@ -59,7 +91,9 @@ def lag_deadline() -> timedelta:
 
 def cleaner_interval() -> timedelta:
     """``hbase.master.cleaner.interval`` (HMaster's LogCleaner chore period) as the log cleaner DAG's schedule."""
-    ms = int(os.environ.get("HBREP__hbase__master__cleaner__interval", DEFAULT_CLEANER_INTERVAL_MS))  # noqa: SIM112
+    ms = int(conf_value("hbase.master.cleaner.interval", str(DEFAULT_CLEANER_INTERVAL_MS)))
+    if ms < 1:  # the library's validator: at least 1 ms
+        raise ValueError(f"bad value for hbase.master.cleaner.interval: {ms} is below the minimum 1")
     return timedelta(milliseconds=ms)
 
 

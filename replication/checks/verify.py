@@ -38,7 +38,7 @@ from replication.errors import HbrepError
 from replication.tables.hbase_thrift import is_thrift_root, thrift_root
 from replication.tables.semantics import LATEST_TIMESTAMP
 from replication.tls import zk_client_tls
-from replication.zk.client import connected
+from replication.zk.client import connected, session_timeout_s
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import ReplicationPeerConfig, ReplicationPeerStorage
@@ -375,7 +375,9 @@ def resolve_target(zk: KazooClient, source_key: ClusterKey, conf: Config, peer: 
         peer_root = _peer_root(zk, peer_paths, peer_key, peer_thrift)
     else:
         auth = conf.get_str("hbrep.zk.auth") or None
-        with connected(peer_key, auth=auth, tls=zk_client_tls(conf)) as peer_zk:
+        with connected(
+            peer_key, auth=auth, tls=zk_client_tls(conf), session_timeout=session_timeout_s(conf)
+        ) as peer_zk:
             peer_root = _peer_root(peer_zk, peer_paths, peer_key, peer_thrift)
     return VerifyTarget(str(source_key), source_root, str(peer_key), peer_root, peer_id, source_state_root)
 

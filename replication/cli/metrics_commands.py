@@ -1,4 +1,4 @@
-"""``hbrep metrics serve``: the replication status as a Prometheus scrape endpoint."""
+"""``hbrep metrics serve``: the replication status as a Prometheus scrape endpoint and HBase-style ``/jmx``."""
 
 from __future__ import annotations
 
@@ -21,7 +21,8 @@ def metrics() -> None:
 @click.option("--host", default=LOOPBACK, show_default=True, help="Address to bind.")
 @pass_context
 def serve(ctx: CliContext, port: int, host: str) -> None:
-    """Serve `status replication` at http://HOST:PORT/metrics (Prometheus text format) until stopped.
+    """Serve `status replication` at http://HOST:PORT/metrics (Prometheus text format) and at /jmx (the JSON of
+    HBase's JMXJsonServlet: the Hadoop:service=HBase,name=RegionServer,sub=Replication bean) until stopped.
 
     Each scrape reads the status of that moment, with HBase's metric names (hbrep_source_sizeOfLogQueue,
     hbrep_source_ageOfLastShippedOp, hbrep_peer_replicationLag, ...); hbrep_status_up is 0 while the
@@ -43,7 +44,7 @@ def serve(ctx: CliContext, port: int, host: str) -> None:
     # reconnect_for=None: the endpoint outlives a ZooKeeper outage, and reads the status again once it is back
     with connected(ctx.cluster, reconnect_for=None, **zk_options(ctx.conf)) as zk:
         server = serve_status_metrics(status_now, host, port)
-        click.echo(f"serving {server.url} for {ctx.cluster}", err=True)
+        click.echo(f"serving {server.url} and {server.jmx_url} for {ctx.cluster}", err=True)
         try:
             stopped.wait()
         finally:

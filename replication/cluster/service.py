@@ -191,13 +191,20 @@ class AdminServicer(Admin_pb2_grpc.AdminServiceServicer):
         )
 
 
+GENERAL_HANDLERS = 8  # threads for Mutate, flush, roll, info (HBase's hbase.regionserver.handler.count role)
+
+
 def build_server(
-    server: RegionServerHost, address: str, workers: int = 8, tls: TlsSettings | None = None
+    server: RegionServerHost, address: str, workers: int | None = None, tls: TlsSettings | None = None
 ) -> tuple[grpc.Server, int]:
     """A gRPC server for ``server`` bound to ``address`` (loopback; port 0 = pick one); returns it and its port.
 
+    ``workers`` None: the general handlers plus ``hbase.regionserver.replication.handler.count`` (the sink
+    applies that many ReplicateWALEntry calls at once, sink.py; the others keep serving while they wait).
     With ``tls`` the port speaks TLS only (``replication/tls.py``: server certificate, optional mutual TLS).
     """
+    if workers is None:
+        workers = GENERAL_HANDLERS + server.conf.get_int("hbase.regionserver.replication.handler.count", 3)
     host, _, wanted = address.rpartition(":")
     if int(wanted) and port_in_use(int(wanted), host):
         raise RegionServerAborted(f"port {wanted} on {host} is already in use")

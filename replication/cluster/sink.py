@@ -42,6 +42,9 @@ from replication.wal.model import Cell, WALKey
 LOG = logging.getLogger(__name__)
 
 FORWARD_THREADS = 4  # concurrent owner forwards of one server's sink (requests from several sources)
+# HBase's number of RPC handlers for replication calls (RSRpcServices: the replication queue's executor);
+# here: how many ReplicateWALEntry requests one region server applies at once, the rest wait their turn
+HANDLER_COUNT_KEY = "hbase.regionserver.replication.handler.count"
 
 
 class BadReplicationRequest(HbrepError):
@@ -203,6 +206,8 @@ class ReplicationSink:
         self._client = None
         self._pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
+        self.handlers = server.conf.get_int(HANDLER_COUNT_KEY, 3)
+        self._handlers = threading.BoundedSemaphore(self.handlers)
 
     def replicate_request(
         self, request: Admin_pb2.ReplicateWALEntryRequest, cell_block: bytes | memoryview | None = None
@@ -210,6 +215,17 @@ class ReplicationSink:
         """Decode and apply one ReplicateWALEntry request (durable when it returns); UnknownTable /
         UnknownFamily (nothing written) when the peer lacks one. ``cell_block``: the request's, when the
         caller has it already (replicate_wire.parse_request's view), else read from the request.
+
+        At most ``hbase.regionserver.replication.handler.count`` requests are applied at once (HBase's
+        replication handlers); a request beyond them waits for one to be free, from either RPC listener.
+        """
+        with self._handlers:
+            self._replicate_request(request, cell_block)
+
+    def _replicate_request(
+        self, request: Admin_pb2.ReplicateWALEntryRequest, cell_block: bytes | memoryview | None = None
+    ) -> None:
+        """The body of :meth:`replicate_request`, run on one of the replication handlers.
 
         The cell block is decoded in one call, and each entry's key is read only for its table and
         cluster ids (a WALKey per entry, and a decode call per entry, were a third of the sink's CPU

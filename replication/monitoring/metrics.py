@@ -12,9 +12,9 @@ updates without a lock):
 - ``lag-history/peer-<id>.json``: the peer's replicated-through samples (per table too) of the last
   ``KEEP_HISTORY_MS``, written by the commit of that peer (which holds its lease).
 
-Gauges that must not freeze when shipping stops (``sizeOfLogQueue``, ``ageOfLastShippedOp``, replication
-lag) are computed at read time from ZooKeeper and the WALs by ``replication.monitoring.status``, with the
-definitions below (:func:`size_of_log_queue`, :func:`age_of_last_shipped_op`).
+``sizeOfLogQueue`` and replication lag are computed at read time from ZooKeeper and the WALs by
+``replication.monitoring.status`` (:func:`size_of_log_queue`); ``ageOfLastShippedOp`` is set when a ship task
+ships, as HBase's ``MetricsSource`` sets it, and kept here per queue (:func:`_fold_age`).
 """
 
 from __future__ import annotations
@@ -52,19 +52,30 @@ COUNTERS = (
     "restartedLogReading",
 )
 
+# Numeric fields of a queue's entry that are not counters (never summed into the global source.* totals)
+NOT_SUMMED = ("lastShippedWriteTime", "lastShippedAt", "updated_ms", "ageOfLastShippedOp")
+
 
 def size_of_log_queue(wal_count: int) -> int:
-    """The reference guide's ``sizeOfLogQueue``: WALs left to process, excluding the one being read.
+    """HBase 2.x's ``sizeOfLogQueue``: every WAL in the queue, the one being read included.
 
-    A queue's oldest WAL is the one its source reads (HBase 1.x polled it off the queue and decremented
-    the gauge); every other WAL in the queue waits behind it.
+    ``ReplicationSourceLogQueue.enqueueLog`` calls ``MetricsSource.incrSizeOfLogQueue`` for each WAL put in
+    the queue, and ``remove`` (the head, once the reader has finished it and moved on) calls
+    ``decrSizeOfLogQueue``; the WAL being read stays in the queue until then. (The reference guide's
+    "excludes the one which is being processed" describes 1.x, whose source polled the WAL off the queue.)
+    A queue's znode lists the same WALs: finished ones are removed when their position is committed.
     """
-    return max(0, wal_count - 1)
+    return max(0, wal_count)
 
 
 def age_of_last_shipped_op(ages: Iterable[int | None]) -> int | None:
     """``ageOfLastShippedOp`` over several sources (a peer's queues, or all of them): the largest age
-    of the sources that have shipped (None when none has)."""
+    of the sources that have one (None when none has).
+
+    Each source's age is the value its ship task set (:func:`_fold_age`), never recomputed at read time.
+    HBase's per-server gauges (``source.<peerId>.`` and the global ``source.``) hold the last value any of
+    the server's sources set; across a cluster's replicators the largest is the one to alarm on.
+    """
     known = [age for age in ages if age is not None]
     return max(known) if known else None
 
@@ -87,6 +98,27 @@ class StoredMetrics:
     """The last :data:`KEEP_ALERTS` alerts, oldest first."""
     lag_history: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     """Per peer, its replicated-through samples of the last :data:`KEEP_HISTORY_MS`."""
+
+
+def _fold_age(entry: dict[str, Any], result: Any, now: int) -> None:
+    """Keep a queue's ``ageOfLastShippedOp`` and last shipped write time as HBase's ``MetricsSource`` does.
+
+    - the ship task set an age (``setAgeOfLastShippedOp`` at ship time: a batch shipped, or an empty
+      batch moved the position and the age went to 0): that value is kept as it was set;
+    - the pass failed (``failed``/``stuck``): ``refreshAgeOfLastShippedOp``, now − the write time of the
+      last shipped entry when one was ever shipped (the endpoint's "didn't ship anything, but must still
+      age the last time we did"); otherwise unchanged;
+    - otherwise (nothing read): unchanged, so a caught-up idle queue keeps its last age.
+    """
+    metrics = result.metrics
+    shipped_at = int(metrics.get("lastShippedWriteTime", 0))
+    if shipped_at:
+        entry["lastShippedWriteTime"] = shipped_at
+        entry["lastShippedAt"] = now
+    if metrics.get("ageOfLastShippedOp") is not None:
+        entry["ageOfLastShippedOp"] = int(metrics["ageOfLastShippedOp"])
+    elif result.status in ("failed", "stuck") and entry.get("lastShippedWriteTime", 0) > 0:
+        entry["ageOfLastShippedOp"] = max(0, now - int(entry["lastShippedWriteTime"]))
 
 
 def _quote(text: str) -> str:
@@ -162,10 +194,7 @@ class MetricsStore:
                 entry = queues.setdefault(result.key, {name: 0 for name in COUNTERS})
                 for name in COUNTERS:
                     entry[name] = entry.get(name, 0) + int(result.metrics.get(name, 0))
-                shipped_at = int(result.metrics.get("lastShippedWriteTime", 0))
-                if shipped_at:
-                    entry["lastShippedWriteTime"] = max(entry.get("lastShippedWriteTime", 0), shipped_at)
-                    entry["lastShippedAt"] = now
+                _fold_age(entry, result, now)
                 entry.update(peer_id=peer_id, status=result.status, error=result.error, cycle_id=cycle_id,
                              updated_ms=now)  # fmt: skip
             peer_summary = summary.get("peers", {}).get(peer_id, {})

@@ -1,9 +1,10 @@
 """``hbrep status replication``: per peer and queue, computed now from ZooKeeper, the WALs and metrics.
 
-Gauges are derived at read time, never frozen: ``sizeOfLogQueue`` is the queue's WAL count less the
-WAL being read (the reference guide's definition; summed per peer and globally),
-``ageOfLastShippedOp`` is now − the write time of the last shipped entry (per queue; per peer and
-globally the largest of the queues'), and ``replicationLag`` is
+``sizeOfLogQueue`` is derived at read time: the queue's WAL count, the WAL being read included (HBase 2.x's
+``ReplicationSourceLogQueue``; summed per peer and globally). ``ageOfLastShippedOp`` is the value the queue's
+last ship task set, as HBase's ``MetricsSource`` sets it at ship time (ship time − the write time of the last
+shipped entry; 0 once caught up; ``replication.monitoring.metrics._fold_age``), never recomputed here (per
+peer and globally the largest of the queues'). ``replicationLag`` is
 0 when every queued byte is shipped, otherwise now − the write time of the first entry not yet
 shipped (read from the WAL at its recorded position), as HBase's replication delay is defined.
 """
@@ -20,7 +21,7 @@ from kazoo.exceptions import NoNodeError
 
 from replication.cluster.source_cluster import SourceCluster, open_source
 from replication.config import Config
-from replication.monitoring.metrics import MetricsStore, age_of_last_shipped_op, size_of_log_queue
+from replication.monitoring.metrics import NOT_SUMMED, MetricsStore, age_of_last_shipped_op, size_of_log_queue
 from replication.monitoring.replicated_through import PendingWal
 from replication.monitoring.status_models import (
     LeaseHolder,
@@ -104,7 +105,6 @@ def replication_status(zk: KazooClient, key: ClusterKey, conf: Config, now_ms: i
         info, lag, pending, read_error = _queue_lag(source.fs, locator, state, now)
         qkey = f"{state.server}/{state.queue_id}"
         metrics = stored.queues.get(qkey, {})
-        shipped_at = int(metrics.get("lastShippedWriteTime", 0))
         alive = state.server in live
         status = metrics.get("status", "ok") if metrics else "new"
         error = metrics.get("error")
@@ -129,7 +129,7 @@ def replication_status(zk: KazooClient, key: ClusterKey, conf: Config, now_ms: i
                 wals={name: ws.position for name, ws in sorted(state.wals.items())},
                 pendingBytes=pending,
                 replicationLag=lag,
-                ageOfLastShippedOp=(now - shipped_at) if shipped_at else None,
+                ageOfLastShippedOp=metrics.get("ageOfLastShippedOp"),
                 status=status,
                 stuck=status in ("stuck", "failed"),
                 error=error,
@@ -145,7 +145,7 @@ def replication_status(zk: KazooClient, key: ClusterKey, conf: Config, now_ms: i
     totals: dict[str, float] = {}
     for entry in stored.queues.values():
         for name, value in entry.items():
-            if isinstance(value, (int, float)) and name not in ("lastShippedWriteTime", "lastShippedAt", "updated_ms"):
+            if isinstance(value, (int, float)) and name not in NOT_SUMMED:
                 totals[f"source.{name}"] = totals.get(f"source.{name}", 0) + value
     totals["source.sizeOfLogQueue"] = sum(q.sizeOfLogQueue for q in queues)
     totals["source.replicationLag"] = max([q.replicationLag for q in queues], default=0)
@@ -332,7 +332,7 @@ def _status_families(status: ReplicationStatus) -> Iterator[Any]:
             family("ageOfLastShippedOp").add_metric(labels, queue.ageOfLastShippedOp)
         family("stuck").add_metric(labels, 1 if queue.stuck else 0)
         for name, value in queue.metrics.items():
-            if name not in ("lastShippedWriteTime", "lastShippedAt", "updated_ms"):
+            if name not in NOT_SUMMED:
                 family(name).add_metric(labels, value)
     yield from per_queue.values()
     for name, value in status.global_source.items():

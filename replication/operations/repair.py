@@ -29,7 +29,7 @@ from replication.monitoring.metrics import MetricsStore
 from replication.operations.sync_table import RepairError, RepairPlan, SyncOptions, plan_copy_into_empty, plan_repair
 from replication.source.snapshot import read_peer
 from replication.tls import zk_client_tls
-from replication.zk.client import connected
+from replication.zk.client import connected, session_timeout_s
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import ReplicationPeerConfig, ReplicationPeerStorage
@@ -134,7 +134,7 @@ def replicates_back(zk: KazooClient, source_key: ClusterKey, peer_key: ClusterKe
     if peer_key.hosts == source_key.hosts:
         return back(zk)
     auth = conf.get_str("hbrep.zk.auth") or None
-    with connected(peer_key, auth=auth, tls=zk_client_tls(conf)) as peer_zk:
+    with connected(peer_key, auth=auth, tls=zk_client_tls(conf), session_timeout=session_timeout_s(conf)) as peer_zk:
         return back(peer_zk)
 
 

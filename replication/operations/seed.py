@@ -57,7 +57,7 @@ from replication.source.filters import table_name_str
 from replication.tables.descriptors import TableDescriptor, TableRegistry
 from replication.tables.semantics import LATEST_TIMESTAMP
 from replication.tls import zk_client_tls
-from replication.zk.client import connected
+from replication.zk.client import connected, session_timeout_s
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
 from replication.zk.lease import ShipLease
@@ -121,7 +121,9 @@ def _normalized(tables: list[str]) -> list[str]:
 def _peer_registry(key: ClusterKey, conf: Config) -> TableRegistry | None:
     """The peer's table registry when it is an hbrep cluster, None for a real HBase peer."""
     auth = conf.get_str("hbrep.zk.auth") or None
-    with connected(key, timeout=15.0, auth=auth, tls=zk_client_tls(conf)) as peer_zk:
+    with connected(
+        key, timeout=15.0, auth=auth, tls=zk_client_tls(conf), session_timeout=session_timeout_s(conf)
+    ) as peer_zk:
         try:
             info = read_cluster_info(peer_zk, ZNodePaths(conf, parent=key.znode_parent))
         except NoClusterInfo:

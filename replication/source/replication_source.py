@@ -36,7 +36,7 @@ from replication.source.wal_reader import ReplicationSourceWALReader, WALMissing
 from replication.tables.descriptors import TableRegistry
 from replication.tls import zk_client_tls
 from replication.wal.errors import WALError
-from replication.zk.client import connect
+from replication.zk.client import connect, session_timeout_s
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import ReplicationPeerConfig
@@ -66,7 +66,9 @@ def peer_region_servers(peer: PeerTask, conf: Config) -> PeerRegionServers:
 
     def connect_to_peer() -> KazooClient:
         auth = peer_secrets(peer).get("hbrep.zk.auth") or conf.get_str("hbrep.zk.auth", "")
-        return connect(key, timeout=10.0, auth=auth or None, tls=zk_client_tls(conf))
+        return connect(
+            key, timeout=10.0, auth=auth or None, tls=zk_client_tls(conf), session_timeout=session_timeout_s(conf)
+        )
 
     return PeerRegionServers(
         peer.peer_id, list(peer.sinks), connect_to_peer, ZNodePaths(conf, parent=key.znode_parent).rs
@@ -230,7 +232,7 @@ def warn_on_long_queue(queue: QueueTask, conf: Config) -> None:
     """HBase's warning when a queue holds more WALs than ``replication.source.log.queue.warn``
     (ReplicationSource.enqueueLog): the source is falling behind the WALs its server writes."""
     threshold = conf.get_int("replication.source.log.queue.warn")
-    waiting = max(0, len(queue.wals) - 1)  # the guide's sizeOfLogQueue: the WAL being read excluded
+    waiting = len(queue.wals)  # ReplicationSourceLogQueue: queue.size(), the WAL being read included
     if waiting > threshold:
         LOG.warning(
             "queue %s of %s: queue size %d exceeds value of replication.source.log.queue.warn: %d",

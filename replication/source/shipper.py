@@ -27,8 +27,14 @@ class ReplicationSourceShipper:
         self._sleep = sleep
 
     def ship(self, batch) -> None:
-        """Ship a non-empty batch (raises ShipFailed); empty batches only move the position."""
+        """Ship a non-empty batch (raises ShipFailed); empty batches only move the position.
+
+        ``ageOfLastShippedOp`` as HBase's shipper sets it (see ``SourceMetrics``): after a shipped batch,
+        now − the write time of its last entry; for an empty batch that moved the position, 0.
+        """
         if batch.is_empty:
+            if batch.last_position != batch.start_position:
+                self.metrics.set_age_of_last_shipped_op(self.metrics.now_ms())
             return
         self.throttler.throttle(batch.heap_size, self._sleep)
         before = self.endpoint.failed_batches
@@ -39,7 +45,9 @@ class ReplicationSourceShipper:
         self.metrics.inc("shippedBatches")
         self.metrics.inc("shippedOps", _distinct_rows(batch.entries))
         self.metrics.inc("shippedBytes", sum(len(e.cell_bytes) for e in batch.entries))
-        self.metrics.last_shipped_write_time = max(self.metrics.last_shipped_write_time, batch.last_write_time)
+        last_entry_time = batch.last_entry_write_time
+        self.metrics.last_shipped_write_time = last_entry_time
+        self.metrics.set_age_of_last_shipped_op(last_entry_time)
 
 
 def _distinct_rows(entries: Sequence[ShipEntry]) -> int:

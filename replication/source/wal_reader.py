@@ -52,6 +52,10 @@ class WALEntryBatch:
     last_position: int = 0
     end_of_file: bool = False
     last_write_time: int = 0
+    # the write time of the batch's last entry (HBase's ageOfLastShippedOp is measured from it)
+    last_entry_write_time: int = 0
+    # where this batch's reading started (an empty batch that moved past it means "caught up")
+    start_position: int = 0
     nb_row_keys: int = 0
     # serial peers: the highest sequence id read per region (filtered entries too), HBase's lastSeqIds
     last_seq_ids: dict[str, int] = field(default_factory=dict)
@@ -104,7 +108,7 @@ class ReplicationSourceWALReader:
                 path = self.resolve(wal)
                 if path is None:
                     if writing:  # registered before the file exists: nothing to read yet
-                        yield WALEntryBatch(wal, last_position=wal.position)
+                        yield WALEntryBatch(wal, last_position=wal.position, start_position=wal.position)
                         continue
                     raise WALMissing(
                         f"WAL {wal.name} of queue {self.queue.key} is in none of WALs/, oldWALs/ or the dead "
@@ -162,7 +166,7 @@ class ReplicationSourceWALReader:
                 "Position %d is past the end of %s (%d bytes); reading it again from 0", wal.position, path, length
             )
             self.metrics.inc("restartedLogReading")
-        batch = WALEntryBatch(wal, last_position=start)
+        batch = WALEntryBatch(wal, last_position=start, start_position=start)
         try:
             for raw in reader.raw_entries():
                 if self.serial is not None:
@@ -185,9 +189,10 @@ class ReplicationSourceWALReader:
                 batch.entries.append(shipped)
                 batch.heap_size += shipped.size
                 batch.last_write_time = max(batch.last_write_time, raw.key.write_time)
+                batch.last_entry_write_time = raw.key.write_time
                 if batch.heap_size >= self.size_capacity or len(batch.entries) >= self.nb_capacity:
                     yield batch
-                    batch = WALEntryBatch(wal, last_position=raw.end)
+                    batch = WALEntryBatch(wal, last_position=raw.end, start_position=raw.end)
             # Past the header (position 0 = "from the start") or a trailing marker, the reader knows
             # where the next read starts even when no entry was read.
             batch.last_position = max(batch.last_position, reader.position)

@@ -29,10 +29,25 @@ def parse_auth(auth: str | None) -> list[tuple[str, str]]:
     return [("digest", auth)]
 
 
+SESSION_TIMEOUT_KEY = "zookeeper.session.timeout"
+
+
+def session_timeout_s(conf: Config | None = None) -> float:
+    """``zookeeper.session.timeout`` (ms, HBase's key) in seconds: the session timeout a client asks
+    ZooKeeper for (the server grants it within its min/max session timeout, 2 and 20 ticks by default).
+    ``conf`` None: the configuration of the environment (``HBREP_CONF``, ``HBREP__`` overrides)."""
+    conf = Config.load() if conf is None else conf
+    return conf.get_int(SESSION_TIMEOUT_KEY) / 1000.0
+
+
 def zk_options(conf: Config) -> dict[str, object]:
-    """``connect`` keyword arguments from a configuration: digest credentials (``hbrep.zk.auth``) and
-    TLS (``hbrep.zk.tls.*``, ``replication/tls.py``)."""
-    return {"auth": conf.get_str("hbrep.zk.auth", "") or None, "tls": zk_client_tls(conf)}
+    """``connect`` keyword arguments from a configuration: digest credentials (``hbrep.zk.auth``),
+    TLS (``hbrep.zk.tls.*``, ``replication/tls.py``) and the session timeout (``zookeeper.session.timeout``)."""
+    return {
+        "auth": conf.get_str("hbrep.zk.auth", "") or None,
+        "tls": zk_client_tls(conf),
+        "session_timeout": session_timeout_s(conf),
+    }
 
 
 def _ssl_options(tls: TlsSettings | None) -> dict[str, object]:
@@ -51,18 +66,22 @@ def connect(
     read_only: bool = False,
     tls: TlsSettings | None = None,
     reconnect_for: float | None = 30.0,
+    session_timeout: float | None = None,
 ) -> KazooClient:
     """A started KazooClient for the cluster's quorum (retrying connection loss with backoff).
 
     ``tls`` (``replication.tls.zk_client_tls``): a TLS session to the quorum's secure client port.
     ``reconnect_for``: how long (s) a lost connection is retried before the client closes for good; None
     retries until the client is stopped (a long-running server such as ``metrics serve``).
+    ``session_timeout``: the session timeout (s) asked of ZooKeeper; None = ``zookeeper.session.timeout``
+    of the environment's configuration (:func:`session_timeout_s`). When a client dies, its ephemeral
+    znodes (a region server's ``rs`` node, a claim's lock) go once the session has been silent that long.
     Raises ZooKeeperUnavailable naming the quorum when no server answers within ``timeout``.
     """
     key = ClusterKey.parse(cluster) if isinstance(cluster, str) else cluster
     client = KazooClient(
         hosts=key.hosts,
-        timeout=10.0,
+        timeout=session_timeout_s() if session_timeout is None else session_timeout,
         # Reconnecting after a member stops is bounded by time too: while the rest of an ensemble elects a
         # leader they refuse connections, and a count of 3 gave up within about 2 s and closed the client for
         # good (every later call: ConnectionClosedError). A successful connect resets it (kazoo).

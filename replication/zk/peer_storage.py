@@ -157,6 +157,12 @@ class ReplicationPeerConfig:
     serial: bool = False
     configuration: dict[str, str] = field(default_factory=dict)
     replication_endpoint_impl: str | None = None
+    # The ReplicationPeer message this configuration was read from (no PBUF magic), kept so that a rewrite
+    # carries what hbrep does not model byte for byte: the peer data map (field 3,
+    # ``ReplicationPeerConfig.getPeerData()``), ``remoteWALDir`` (field 12: synchronous replication, HBASE-19064,
+    # in HBase 3; HBase 2.6's client does not have it) and any later field (kept by protobuf as unknown fields).
+    # See :meth:`to_bytes`.
+    _message: bytes | None = field(default=None, compare=False, repr=False)
 
     def need_to_replicate(self, table: str, family: str | None = None) -> bool:
         """``ReplicationPeerConfig.needToReplicate``: is this table (and family, if given) replicated?"""
@@ -180,9 +186,42 @@ class ReplicationPeerConfig:
         cfs = wanted[table]
         return not cfs or family is None or family in cfs
 
+    @property
+    def peer_data(self) -> dict[bytes, bytes]:
+        """``ReplicationPeerConfig.getPeerData()`` as read (hbrep does not change it)."""
+        if self._message is None:
+            return {}
+        peer = Replication_pb2.ReplicationPeer()
+        peer.ParseFromString(self._message)
+        return {pair.first: pair.second for pair in peer.data}
+
     # -- bytes --------------------------------------------------------------------------------
     def to_bytes(self) -> bytes:
-        """``ReplicationPeerConfigUtil.toByteArray``: ``PBUF`` + ReplicationPeer."""
+        """``ReplicationPeerConfigUtil.toByteArray``: ``PBUF`` + ReplicationPeer.
+
+        A configuration read from bytes is written back from the message it was read from: the fields
+        whose modelled value changed are replaced, every other field (the peer data map, unknown fields
+        such as ``remoteWALDir`` or later ones) is written as it was read. A message HBase (Java) wrote, in
+        field-number order, comes back byte for byte when nothing changed.
+        """
+        fresh = self._fresh_message()
+        if self._message is None:
+            return codec.PB_MAGIC + fresh.SerializeToString()
+        peer = Replication_pb2.ReplicationPeer()
+        peer.ParseFromString(self._message)
+        read = ReplicationPeerConfig._from_pb(peer)
+        for attribute, name in _MODELLED_FIELDS:
+            if getattr(self, attribute) == getattr(read, attribute):
+                continue
+            peer.ClearField(name)
+            if name in _REPEATED_FIELDS:
+                getattr(peer, name).extend(getattr(fresh, name))
+            elif fresh.HasField(name):
+                setattr(peer, name, getattr(fresh, name))
+        return codec.PB_MAGIC + peer.SerializeToString()
+
+    def _fresh_message(self) -> Replication_pb2.ReplicationPeer:
+        """The ReplicationPeer of the modelled fields alone (a new peer's bytes)."""
         peer = Replication_pb2.ReplicationPeer(
             clusterkey=self.cluster_key,
             bandwidth=self.bandwidth,
@@ -197,7 +236,7 @@ class ReplicationPeerConfig:
         peer.namespaces.extend(n.encode() for n in sorted(self.namespaces or ()))
         _put_table_cfs(peer.exclude_table_cfs, self.exclude_table_cfs)
         peer.exclude_namespaces.extend(n.encode() for n in sorted(self.exclude_namespaces or ()))
-        return codec.PB_MAGIC + peer.SerializeToString()
+        return peer
 
     @classmethod
     def from_bytes(cls, data: bytes, what: str = "peer") -> ReplicationPeerConfig:
@@ -207,7 +246,9 @@ class ReplicationPeerConfig:
             return cls(cluster_key=data.decode("utf-8", "replace"))
         peer = codec._parse(Replication_pb2.ReplicationPeer, data, what)
         try:
-            return cls._from_pb(peer)
+            config = cls._from_pb(peer)
+            config._message = data[len(codec.PB_MAGIC) :]
+            return config
         except UnicodeDecodeError:  # found by fuzzing: table or namespace names that are not UTF-8
             raise codec.BadZNodeData(f"{what}: a table or namespace name in the peer is not UTF-8") from None
 
@@ -229,6 +270,22 @@ class ReplicationPeerConfig:
             configuration={p.name: p.value for p in peer.configuration},
             replication_endpoint_impl=peer.replicationEndpointImpl or None,
         )
+
+
+# (dataclass attribute, ReplicationPeer field) of every field hbrep models; to_bytes rewrites only these
+_MODELLED_FIELDS = (
+    ("cluster_key", "clusterkey"),
+    ("replication_endpoint_impl", "replicationEndpointImpl"),
+    ("configuration", "configuration"),
+    ("table_cfs", "table_cfs"),
+    ("namespaces", "namespaces"),
+    ("bandwidth", "bandwidth"),
+    ("replicate_all", "replicate_all"),
+    ("exclude_table_cfs", "exclude_table_cfs"),
+    ("exclude_namespaces", "exclude_namespaces"),
+    ("serial", "serial"),
+)
+_REPEATED_FIELDS = {"configuration", "table_cfs", "namespaces", "exclude_table_cfs", "exclude_namespaces"}
 
 
 def _put_table_cfs(target, table_cfs: dict[str, list[str]] | None) -> None:

@@ -60,3 +60,15 @@ def test_a_bad_value_is_one_error_line(tmp_path):
         "hbrep: error: bad value for hbase.replication (from environment HBREP__hbase__replication): "
         "'perhaps' is not a boolean (true/false)"
     ]
+
+
+def test_keys_hbrep_does_not_act_on_are_marked_hbases_only():
+    from replication.config import HBASE_ONLY_KEYS
+
+    done = hbrep("conf", "--json")
+    assert done.returncode == 0, done.stderr
+    marked = {row["key"]: row["hbase_only"] for row in json.loads(done.stdout) if "hbase_only" in row}
+    assert marked == HBASE_ONLY_KEYS and "hbase.wal.provider" in marked
+    lines = {line.split()[0]: line for line in hbrep("conf").stdout.splitlines()}
+    assert lines["hbase.wal.provider"].endswith("[HBase's only: hbrep does not act on it]")
+    assert "HBase's only" not in lines["replication.source.nb.capacity"]

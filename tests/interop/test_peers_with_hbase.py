@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from dataclasses import replace
 
 import pytest
 from interop.helpers import (
@@ -28,6 +29,7 @@ from replication.cluster.hbase_registry import hbase_cluster_key
 from replication.zk.client import connected
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
+from replication.zk.peer_config_edits import edit_peer_config
 from replication.zk.peer_storage import ReplicationPeerStorage
 
 pytestmark = pytest.mark.slow
@@ -59,7 +61,7 @@ def _hbrep_config(cluster: str, peer_id: str) -> tuple[dict, bool]:
     with connected(key) as zk:
         storage = ReplicationPeerStorage(zk, ZNodePaths(parent=key.znode_parent))
         config, enabled = storage.get_peer_config(peer_id), storage.is_peer_enabled(peer_id)
-    fields = dict(vars(config)) if hasattr(config, "__dict__") else {}
+    fields = {k: v for k, v in vars(config).items() if not k.startswith("_")} if hasattr(config, "__dict__") else {}
     for name in ("table_cfs", "exclude_table_cfs"):  # HBase names default-namespace tables without "default:"
         fields[name] = {t.removeprefix("default:"): sorted(c) for t, c in (fields[name] or {}).items()} or None
     return fields, enabled
@@ -198,3 +200,61 @@ def test_a_peer_hbrep_enables_ships_every_row_from_hbase_at_once(hbrep_sink, rea
         hbrep("remove_peer", peer_id, cluster=cluster)
     assert peer_id not in _peers(real_hbase, peer_id)
     assert_hbrep_wal_keeps_hbase_cluster_id(hbrep_sink, real_hbase, table, expected)
+
+
+def _unmodelled(data: bytes) -> tuple[list, bytes]:
+    """(the peer data map, the bytes of the fields hbrep's proto does not know, remoteWALDir among them)."""
+    from replication.proto import Replication_pb2
+    from replication.zk import codec
+
+    data = codec.strip_metadata(data) or b""  # HBase's znodes start with ZooKeeper metadata before PBUF
+    peer = Replication_pb2.ReplicationPeer()
+    peer.ParseFromString(data[len(codec.PB_MAGIC) :])
+    known = Replication_pb2.ReplicationPeer()
+    known.CopyFrom(peer)
+    known.DiscardUnknownFields()
+    return [(p.first, p.second) for p in peer.data], peer.SerializeToString()[len(known.SerializeToString()) :]
+
+
+def test_a_peer_hbrep_rewrites_keeps_hbases_peer_data_and_later_fields(real_hbase):
+    """Issue 44: what hbrep does not model survives its rewrites byte for byte. HBase's Admin API adds a peer
+    with a peer data map (``ReplicationPeerConfig.getPeerData()``); ``remoteWALDir`` (field 12, HBase 3's
+    synchronous replication, which HBase 2.6 does not have) and a later field are appended to its znode as a
+    newer HBase would write them; hbrep's shell commands rewrite its bandwidth and configuration, which keeps
+    both fields' bytes; after a restart HBase's own parser (getReplicationPeerConfig) reads the rewritten
+    peer: the data map unchanged, the edits applied."""
+    cluster = real_hbase.layout().cluster_key
+    key = ClusterKey.parse(cluster)
+    peer_id = f"w{uuid.uuid4().hex[:6]}"
+    elsewhere = f"127.0.0.1:{real_hbase.layout().zk_port}:/hbase-elsewhere"
+    peer_data = {"hbrep.test.k1": "v1", "k2": ""}
+    real_hbase.admin("add-peer", json.dumps({
+        "id": peer_id, "cluster_key": elsewhere, "enabled": False, "replicate_all": False,
+        "table_cfs": {f"t_{peer_id}": []}, "peer_data": peer_data,
+    }))  # fmt: skip
+    try:
+        path = ZNodePaths(parent=key.znode_parent).peer(peer_id)
+        remote_wal_dir = b"hdfs://nn:8020/remote-wals"
+        later = bytes([0x98, 0x06, 0x2A])  # field 99, varint 42
+        with connected(key) as zk:
+            written_by_hbase, _ = zk.get(path)
+            assert _unmodelled(written_by_hbase)[0] == [(k.encode(), v.encode()) for k, v in peer_data.items()]
+            newer = written_by_hbase + bytes([0x62, len(remote_wal_dir)]) + remote_wal_dir + later
+            zk.set(path, newer)
+        # hbrep's own rewrite of a peer znode (what it does on its own clusters; on a live HBase its commands go
+        # through the master, issue 49): the bandwidth, then the configuration, as set_peer_bandwidth and
+        # update_peer_config edit them; the master reads the znode again when it restarts
+        with connected(key) as zk:
+            storage = ReplicationPeerStorage(zk, ZNodePaths(parent=key.znode_parent))
+            edit_peer_config(storage, peer_id, lambda c: replace(c, bandwidth=2048))
+            edit_peer_config(storage, peer_id, lambda c: replace(c, configuration={**c.configuration, "x.y": "1"}))
+            rewritten, _ = zk.get(path)
+        assert rewritten != newer and _unmodelled(rewritten) == _unmodelled(newer)
+        assert _unmodelled(rewritten)[1] == bytes([0x62, len(remote_wal_dir)]) + remote_wal_dir + later
+        real_hbase.restart()
+        hbase = _peers(real_hbase, peer_id)[peer_id]["config"]
+        assert hbase["peer_data"] == peer_data
+        assert hbase["bandwidth"] == 2048 and hbase["configuration"] == {"x.y": "1"}
+        assert hbase["table_cfs"] == {f"t_{peer_id}": []} and hbase["replicate_all"] is False
+    finally:
+        real_hbase.admin("remove-peer", peer_id)

@@ -75,3 +75,28 @@ def test_lag_history_keeps_the_last_hours_per_peer(tmp_path):
     assert [s["at_ms"] for s in history["1"]] == [now - 1000, now]
     assert history["1"][-1] == {"at_ms": now, "through_ms": now - 200, "tables": {"t": now - 200}}
     assert set(history) == {"1", "2"}
+
+
+def test_age_of_last_shipped_op_is_kept_as_set_refreshed_on_failure_unchanged_when_idle(tmp_path):
+    """HBase's MetricsSource: the age set at ship time is kept (not recomputed), a failed pass refreshes it
+    from the last shipped write time (refreshAgeOfLastShippedOp), a pass that read nothing leaves it."""
+    import time
+
+    store = MetricsStore(LocalFileSystem(), str(tmp_path))
+    metrics = {"shippedOps": 3, "lastShippedWriteTime": 5000, "ageOfLastShippedOp": 120}
+    shipped = QueueResult("rs1,1,1", "1", "1", "ok", metrics=metrics)
+    store.record_cycle("c1", [shipped], {"peers": {"1": {}}})
+    entry = store.load().queues["rs1,1,1/1"]
+    assert entry["ageOfLastShippedOp"] == 120 and entry["lastShippedWriteTime"] == 5000
+    store.record_cycle("c2", [QueueResult("rs1,1,1", "1", "1", "ok", metrics={"shippedOps": 0})], {"peers": {"1": {}}})
+    assert store.load().queues["rs1,1,1/1"]["ageOfLastShippedOp"] == 120  # idle: not grown
+    caught_up = QueueResult("rs1,1,1", "1", "1", "ok", metrics={"ageOfLastShippedOp": 0})
+    store.record_cycle("c3", [caught_up], {"peers": {"1": {}}})
+    assert store.load().queues["rs1,1,1/1"]["ageOfLastShippedOp"] == 0
+    before = int(time.time() * 1000)
+    store.record_cycle("c4", [QueueResult("rs1,1,1", "1", "1", "failed", error="peer away")], {"peers": {"1": {}}})
+    after = int(time.time() * 1000)
+    assert before - 5000 <= store.load().queues["rs1,1,1/1"]["ageOfLastShippedOp"] <= after - 5000
+    never = QueueResult("rs2,1,1", "1", "1", "failed", error="peer away")
+    store.record_cycle("c5", [never], {"peers": {"1": {}}})
+    assert "ageOfLastShippedOp" not in store.load().queues["rs2,1,1/1"]  # nothing ever shipped: no age

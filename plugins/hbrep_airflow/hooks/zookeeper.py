@@ -100,11 +100,15 @@ class ZooKeeperHook(BaseHook):
         """
         from replication.config import Config
         from replication.tls import zk_client_tls
-        from replication.zk.client import connect
+        from replication.zk.client import connect, session_timeout_s
 
         key = self.cluster_key
         timeout = float(self._extra.get("connect_timeout", 15.0))
-        return connect(key, timeout=timeout, auth=self.auth, tls=zk_client_tls(Config.load()))
+        conf = Config.load()
+        # the connection's extra session_timeout (s) when given, else zookeeper.session.timeout
+        session = self._extra.get("session_timeout")
+        return connect(key, timeout=timeout, auth=self.auth, tls=zk_client_tls(conf),
+                       session_timeout=float(session) if session is not None else session_timeout_s(conf))  # fmt: skip
 
     @contextlib.contextmanager
     def connected(self) -> Iterator[KazooClient]:

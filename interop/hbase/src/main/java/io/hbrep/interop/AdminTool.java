@@ -66,7 +66,8 @@ import org.apache.hbase.thirdparty.com.google.gson.JsonParser;
  * <pre>
  * peers                          every peer: id, state and its whole ReplicationPeerConfig
  * add-peer JSON                  add a peer: id, cluster_key, enabled, and the fields of a `peers` element's
- *                                config at the top level (replicate_all, table_cfs, ..., configuration)
+ *                                config at the top level (replicate_all, table_cfs, ..., configuration,
+ *                                peer_data as strings)
  * enable-peer ID | disable-peer ID | remove-peer ID
  * queues                         the replication queues as HBase's ReplicationQueueStorage reads them
  * servers                        the live region servers
@@ -415,6 +416,11 @@ public final class AdminTool {
     if (has(p, "configuration")) {
       for (Map.Entry<String, JsonElement> e : p.getAsJsonObject("configuration").entrySet()) {
         b.putConfiguration(e.getKey(), e.getValue().getAsString());
+      }
+    }
+    if (has(p, "peer_data")) {
+      for (Map.Entry<String, JsonElement> e : p.getAsJsonObject("peer_data").entrySet()) {
+        b.putPeerData(Bytes.toBytes(e.getKey()), Bytes.toBytes(e.getValue().getAsString()));
       }
     }
     return b.build();

@@ -1,0 +1,231 @@
+"""Issue 44: every key ``hbrep conf`` lists changes what hbrep does, shown by a test that changes it and
+observes the effect (replaces issue 23's check that the key's string appears in the code, which a key read
+and then ignored passed). Each listed key is in exactly one of:
+
+- ``BEHAVIOUR``: the tests that set the key and assert what changes (named as pytest node ids);
+- ``replication.config.HBASE_ONLY_KEYS``: listed for a real HBase, marked "HBase's only" by ``hbrep conf``;
+- ``NO_BEHAVIOUR_TEST_YET``: read by hbrep, but no test yet changes it and checks the effect (the audit's
+  open list; a key leaves it when such a test is written).
+
+This module checks the bookkeeping: every key is classified, and every named test exists and sets the key.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from replication.config import DEFAULTS, HBASE_ONLY_KEYS
+
+REPO = Path(__file__).resolve().parents[1]
+
+BEHAVIOUR: dict[str, list[str]] = {
+    "hbase.replication": [
+        "tests/source/test_replication_switch.py::test_switched_off_nothing_is_queued_shipped_or_claimed"
+    ],
+    "replication.source.size.capacity": [
+        "tests/source/test_batch_bounds.py::test_a_batch_closes_at_the_entry_that_reaches_its_size_bound",
+        "tests/source/test_batch_bounds.py::test_the_first_bound_reached_closes_the_batch",
+    ],
+    "replication.source.nb.capacity": [
+        "tests/source/test_batch_bounds.py::test_a_batch_closes_at_its_entry_bound",
+        "tests/source/test_batch_bounds.py::test_the_first_bound_reached_closes_the_batch",
+    ],
+    "replication.source.eof.autorecovery": [
+        "tests/source/test_batch_bounds.py::test_a_zero_length_finished_wal_stops_the_queue_unless_eof_autorecovery"
+    ],
+    "replication.source.log.queue.warn": [
+        "tests/source/test_log_queue_warn.py::test_the_threshold_is_read_from_the_configuration"
+    ],
+    "replication.sleep.before.failover": [
+        "tests/failover/test_failover.py::test_failover_waits_sleep_before_failover_and_agrees_across_runs"
+    ],
+    "replication.sink.client.ops.timeout": [
+        "tests/cluster/test_replication_handlers.py::test_one_handler_serializes_replication_requests_and_two_do_not"
+    ],
+    "hbase.replication.rpc.codec": [
+        "tests/test_tags.py::test_tags_survive_flush_ship_with_tags_and_are_stripped_by_key_value_codec"
+    ],
+    "hbase.replication.drop.on.deleted.table": [
+        "tests/source/test_endpoint.py::test_missing_table_on_peer_fails_unless_dropped_and_gone_on_source"
+    ],
+    "hbase.regionserver.replication.handler.count": [
+        "tests/cluster/test_replication_handlers.py::test_one_handler_serializes_replication_requests_and_two_do_not"
+    ],
+    "zookeeper.znode.replication": ["tests/zk/test_queue_info.py::test_layout_follows_config_keys"],
+    "zookeeper.znode.replication.rs": ["tests/zk/test_queue_info.py::test_layout_follows_config_keys"],
+    "zookeeper.znode.rs": ["tests/zk/test_queue_info.py::test_layout_follows_config_keys"],
+    "zookeeper.session.timeout": [
+        "tests/zk/test_session_timeout.py::test_the_configured_session_timeout_is_what_a_dead_clients_ephemeral_node_outlives_it_by"
+    ],
+    "hbase.regionserver.logroll.period": ["tests/cluster/test_roll_archive.py::test_period_roll_and_interval_flush"],
+    "hbase.regionserver.optionalcacheflushinterval": [
+        "tests/cluster/test_roll_archive.py::test_period_roll_and_interval_flush"
+    ],
+    "hbase.regionserver.maxlogs": ["tests/cluster/test_roll_archive.py::test_maxlogs_forces_flush_and_archive"],
+    "hbase.separate.oldlogdir.by.regionserver": [
+        "tests/cluster/test_roll_archive.py::test_separate_oldlogdir_archives_under_the_servers_folder"
+    ],
+    "hbase.regionserver.hostname": ["tests/cluster/test_sink.py::test_region_server_binds_and_advertises_from_config"],
+    "hbase.master.logcleaner.ttl": [
+        "tests/failover/test_failover.py::test_disabled_peer_keeps_its_wals_from_the_cleaner"
+    ],
+    "hbase.master.cleaner.interval": [
+        "tests/dags/test_cleaner_interval.py::test_the_cleaner_runs_every_configured_interval"
+    ],
+    "hbrep.spark.connect.ship.package": [
+        "tests/jobs/test_connect_ship.py::test_the_package_reaches_the_workers_as_an_artifact"
+    ],
+    "hbrep.zookeeper.znode.root": [
+        "tests/zk/test_migration.py::test_a_configured_root_and_two_processes_migrating_at_once"
+    ],
+    "hbrep.source.bandwidth.split": [
+        "tests/source/test_throttler.py::test_each_source_gets_the_peers_whole_bandwidth_unless_split_is_asked"
+    ],
+    "hbrep.consistency.token.ttl.ms": [
+        "tests/operations/test_consistency.py::test_unknown_malformed_and_expired_tokens_are_errors_and_expired_records_go"
+    ],
+    "hbrep.regionserver.hbase.rpc.enabled": [
+        "tests/cluster/test_hbase_rpc_sink.py::test_the_listener_can_be_turned_off"
+    ],
+    "hbrep.regionserver.hbase.rpc.port": [
+        "tests/cluster/test_hbase_rpc_sink.py::test_a_taken_hbase_rpc_port_stops_the_region_server_with_one_line_naming_it"
+    ],
+    "hbrep.regionserver.gc.thresholds": [
+        "tests/cluster/test_gc_tuning.py::test_thresholds_come_from_the_configuration"
+    ],
+    "hbrep.failover.mode": [
+        "tests/zk/test_shadow_peer_marks.py::test_a_registered_real_hbase_opens_as_a_source_of_kind_hbase_and_failover_leaves_it_to_hbase"
+    ],
+    "replication.source.sleepforretries": [
+        "tests/source/test_endpoint.py::test_failures_back_off_with_growing_multiplier_then_succeed"
+    ],
+    "replication.source.maxretriesmultiplier": [
+        "tests/source/test_endpoint.py::test_failures_back_off_with_growing_multiplier_then_succeed"
+    ],
+    "hbrep.source.ship.max.attempts": [
+        "tests/source/test_endpoint.py::test_gives_up_after_the_attempt_budget_with_clear_error"
+    ],
+    "hbase.replication.source.maxthreads": [
+        "tests/source/test_endpoint_keys.py::test_maxthreads_bounds_the_parallel_lists"
+    ],
+    "replication.source.shipedits.timeout": [
+        "tests/source/test_endpoint_keys.py::test_shipedits_timeout_is_each_sink_calls_timeout"
+    ],
+    "hbase.replication.drop.on.deleted.columnfamily": [
+        "tests/source/test_endpoint_keys.py::test_drop_on_deleted_columnfamily"
+    ],
+    "zookeeper.znode.parent": [
+        "tests/zk/test_znode_names.py::test_renamed_znodes_are_where_peers_and_the_cluster_id_live"
+    ],
+    "zookeeper.znode.clusterId": [
+        "tests/zk/test_znode_names.py::test_renamed_znodes_are_where_peers_and_the_cluster_id_live"
+    ],
+    "zookeeper.znode.replication.peers": [
+        "tests/zk/test_znode_names.py::test_renamed_znodes_are_where_peers_and_the_cluster_id_live"
+    ],
+    "zookeeper.znode.replication.peers.state": [
+        "tests/zk/test_znode_names.py::test_renamed_znodes_are_where_peers_and_the_cluster_id_live"
+    ],
+    "zookeeper.znode.replication.hfile.refs": [
+        "tests/zk/test_znode_names.py::test_renamed_znodes_are_where_peers_and_the_cluster_id_live"
+    ],
+    "zookeeper.znode.replication.regions": [
+        "tests/zk/test_znode_names.py::test_renamed_znodes_are_where_peers_and_the_cluster_id_live"
+    ],
+    "hbase.regionserver.wal.enablecompression": [
+        "tests/cluster/test_refused_settings.py::test_a_setting_hbrep_cannot_honour_stops_the_region_server"
+    ],
+    "hbase.replication.bulkload.enabled": [
+        "tests/cluster/test_refused_settings.py::test_a_setting_hbrep_cannot_honour_stops_the_region_server"
+    ],
+    "hbrep.lag.alert.ms": [
+        "tests/dags/test_chore_dags.py::test_ship_run_fails_loudly_when_lag_passes_the_alert_threshold"
+    ],
+    "hbrep.spark.mode": ["tests/dags/test_ship_dag_connect.py::test_connect_mode_ships_through_the_connection"],
+    "hbrep.replicated.through.margin.ms": [
+        "tests/cli/test_lag_target_margin.py::test_the_margin_decides_which_lag_targets_are_refused"
+    ],
+    "hbase.regionserver.hlog.blocksize": [
+        "tests/cluster/test_roll_size.py::test_roll_size_is_blocksize_times_multiplier"
+    ],
+    "hbase.regionserver.logroll.multiplier": [
+        "tests/cluster/test_roll_size.py::test_roll_size_is_blocksize_times_multiplier"
+    ],
+    "hbase.rpc.timeout": [
+        "tests/cluster/test_rpc_timeout.py::test_a_call_to_a_silent_server_fails_after_the_configured_timeout"
+    ],
+    "hbase.zookeeper.quorum": [
+        "tests/cli/test_cluster_from_conf.py::test_the_quorum_port_and_parent_keys_pick_the_cluster"
+    ],
+    "hbase.zookeeper.property.clientPort": [
+        "tests/cli/test_cluster_from_conf.py::test_the_quorum_port_and_parent_keys_pick_the_cluster"
+    ],
+    "hbrep.ship.lease.ms": [
+        "tests/cluster/test_ship_lease_ttl.py::test_a_dead_owners_lease_blocks_others_for_the_configured_time"
+    ],
+    "replication.source.ratio": [
+        "tests/source/test_endpoint_keys.py::test_ratio_is_the_share_of_the_peers_servers_shipped_to"
+    ],
+    "replication.bad.sink.threshold": [
+        "tests/source/test_endpoint_keys.py::test_bad_sink_threshold_is_how_many_failures_drop_a_sink"
+    ],
+}
+
+# Read by hbrep; no test yet changes the key and checks the effect (tests exist for several of them that
+# only set the key for speed, check that a bad value is refused, or test the mechanism without the key).
+NO_BEHAVIOUR_TEST_YET: set[str] = {
+    "replication.source.nb.batches",  # ReadAhead's capacity is tested (test_read_ahead), not the key's wiring
+    "replication.source.per.peer.node.bandwidth",
+    "replication.executor.workers",
+    "hbase.ipc.max.request.size",
+    "hbase.hregion.memstore.flush.size",
+    "hbase.regionserver.ipc.address",
+    "hbase.regionserver.port",
+    "hbrep.state.dir",
+    "hbrep.spark.master",
+    "hbrep.spark.connect.url",
+    "hbrep.spark.connect.port",
+    "hbrep.spark.connect.driver.memory.mb",
+    "hbrep.spark.connect.session",
+    "hbrep.spark.connect.retries",
+    "hbrep.ship.window.ms",
+    "hbrep.cluster.token",
+    "hbrep.zk.auth",
+    "hbrep.rpc.tls.enabled",
+    "hbrep.rpc.tls.cert",
+    "hbrep.rpc.tls.key",
+    "hbrep.rpc.tls.ca",
+    "hbrep.rpc.tls.client.auth",
+    "hbrep.zk.tls.enabled",
+    "hbrep.zk.tls.cert",
+    "hbrep.zk.tls.key",
+    "hbrep.zk.tls.ca",
+}
+
+
+def test_every_listed_key_is_classified_once():
+    groups = [set(BEHAVIOUR), set(HBASE_ONLY_KEYS), NO_BEHAVIOUR_TEST_YET]
+    assert set(DEFAULTS) == set().union(*groups), sorted(set(DEFAULTS) ^ set().union(*groups))
+    assert sum(len(g) for g in groups) == len(DEFAULTS), "a key is in more than one group"
+
+
+def _test_function(node_id: str) -> tuple[str, str]:
+    """(the test function's source, its module's source) of ``path::name``."""
+    path, name = node_id.split("::")
+    source = (REPO / path).read_text(encoding="utf-8")
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            return ast.get_source_segment(source, node) or "", source
+    raise AssertionError(f"{node_id}: no such test")
+
+
+@pytest.mark.parametrize("key", sorted(BEHAVIOUR))
+def test_each_named_test_exists_and_sets_the_key(key):
+    for node_id in BEHAVIOUR[key]:
+        function, module = _test_function(node_id)
+        env_form = "HBREP__" + key.replace(".", "__")
+        # the key is set in the test itself or in its module (a constant or helper the test uses)
+        assert any(form in text for form in (key, env_form) for text in (function, module)), f"{node_id}: {key} not set"
