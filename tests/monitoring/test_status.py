@@ -26,7 +26,7 @@ def test_size_of_log_queue_and_age_of_last_shipped_op(pair, spark):
     with pair.source.client() as client:
         client.batch(table, [Cell(f"r{i:03d}".encode(), b"f", b"q", 1000 + i, CellType.PUT, b"v") for i in range(60)])
     report = cycle(pair, spark)
-    assert sum(p["rows_shipped"] for p in report.peers.values()) == 60
+    assert sum(p.rows_shipped for p in report.peers.values()) == 60
     rolled = pair.source.servers[0]
     with pair.source.client() as client:
         client.roll_wal(rolled)
