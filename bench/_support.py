@@ -159,17 +159,17 @@ def drain(pair: BenchPair, spark_session, max_cycles: int = 200) -> DrainStats:
         t0 = time.monotonic()
         report = cycle(pair, spark_session=spark_session)
         times.append(time.monotonic() - t0)
-        failed = [q for q in report.queues if q["status"] not in ("ok", "disabled")]
+        failed = [q for q in report.queues if q.status not in ("ok", "disabled")]
         if failed:
-            raise HbrepError(f"bench: queue {failed[0]['queue']} failed: {failed[0]['error']}")
+            raise HbrepError(f"bench: queue {failed[0].queue} failed: {failed[0].error}")
         if not report.spark_job:
             times.pop()
             break
         cycles += 1
         for peer in report.peers.values():
-            rows += peer["rows_shipped"]
-            nbytes += peer["bytes_shipped"]
-            entries += peer["entries_shipped"]
+            rows += peer.rows_shipped
+            nbytes += peer.bytes_shipped
+            entries += peer.entries_shipped
     # the last (empty) cycle only confirmed the drain: its time is not shipping time
     return DrainStats(cycles, sum(times), rows, nbytes, entries, times)
 

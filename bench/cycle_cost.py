@@ -29,7 +29,7 @@ def _steps(pair, spark_session=None) -> dict[str, float]:
         t2 = time.monotonic()
         report = commit_step(zk, pair.source_key, pair.conf, outcome.manifest_path, owner=owner)
         t3 = time.monotonic()
-    failed = [q for q in report.queues if q["status"] != "ok"]
+    failed = [q for q in report.queues if q.status != "ok"]
     assert not failed, failed
     work = max(0.0, (result.finished_ms - result.started_ms) / 1000.0) if result.queues else 0.0
     return {
@@ -39,7 +39,7 @@ def _steps(pair, spark_session=None) -> dict[str, float]:
         "total": t3 - t0,
         "work": work,
         "spark_job": float(report.spark_job),
-        "rows": float(sum(p["rows_shipped"] for p in report.peers.values())),
+        "rows": float(sum(p.rows_shipped for p in report.peers.values())),
         "queues": float(outcome.queues),
     }
 

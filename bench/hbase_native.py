@@ -124,7 +124,7 @@ def run(quick: bool) -> dict:
             def cycle() -> None:
                 with connected(source) as zkc:
                     report = run_cycle(zkc, source, conf, runner=runner)
-                bad = [q for q in report.queues if q["status"] != "ok"]
+                bad = [q for q in report.queues if q.status != "ok"]
                 if bad:
                     raise RuntimeError(f"hbrep cycle: {bad}")
                 cycles.append(report)

@@ -44,9 +44,9 @@ def run(quick: bool) -> dict:
             t0 = time.monotonic()
             report = s.cycle(pair, spark_session=spark)
             cycle_times.append(time.monotonic() - t0)
-            bad = [q for q in report.queues if q["status"] != "ok"]
+            bad = [q for q in report.queues if q.status != "ok"]
             if bad:
-                raise RuntimeError(f"lag bench: queue {bad[0]['queue']} failed: {bad[0]['error']}")
+                raise RuntimeError(f"lag bench: queue {bad[0].queue} failed: {bad[0].error}")
         stop.set()
         loader.join(timeout=60)
         tail = s.drain(pair, spark)

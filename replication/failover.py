@@ -26,7 +26,7 @@ import logging
 import random
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kazoo.client import KazooClient
 
@@ -40,6 +40,9 @@ from replication.zk.dead_server_storage import DeadServerStorage
 from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import ReplicationPeerStorage
 from replication.zk.queue_storage import ReplicationQueueStorage
+
+if TYPE_CHECKING:
+    from replication.cluster.recovery import RecoveryResult
 
 LOG = logging.getLogger(__name__)
 SPLITTING_SUFFIX = "-splitting"
@@ -56,7 +59,7 @@ class ServerFailover:
     moved: dict[str, str] = field(default_factory=dict)  # old queue id -> new queue id
     dropped: list[str] = field(default_factory=list)  # queues of removed peers
     wals_moved: int = 0
-    recovery: dict[str, Any] | None = None
+    recovery: RecoveryResult | None = None  # None: the embedded cluster's log splitting is not available
     wait_ms: int = 0
     error: str | None = None
 
@@ -71,6 +74,8 @@ class FailoverReport:
     mode: str = "hbrep"  # who moves dead servers' queues: hbrep, or hbase (hbrep.failover.mode)
 
     def as_dict(self) -> dict[str, Any]:
+        """The JSON object of ``hbrep failover --once --json`` and the failover task's XCom (each server's
+        ``recovery`` as the RecoveryResult's fields)."""
         return asdict(self)
 
 
@@ -181,13 +186,12 @@ def failover_mode(source: SourceCluster, conf: Config) -> str:
     return mode
 
 
-def _recover(source: SourceCluster, server: str) -> dict[str, Any] | None:
+def _recover(source: SourceCluster, server: str) -> RecoveryResult | None:
     try:
         from replication.cluster.recovery import recover_dead_server
     except ImportError:  # the embedded cluster's log splitting is not available
         return None
-    result = recover_dead_server(source.fs, source.root, server)
-    return asdict(result) if hasattr(result, "__dataclass_fields__") else {"result": str(result)}
+    return recover_dead_server(source.fs, source.root, server)
 
 
 def _forget_mark(zk: KazooClient, paths: ZNodePaths, server: str) -> None:

@@ -35,7 +35,7 @@ def _ship(pair, spark, **overrides) -> None:
     conf = pair.conf.with_overrides(overrides) if overrides else pair.conf
     with connected(pair.source_key) as zk:
         report = run_cycle(zk, pair.source_key, conf, runner=runner_for(conf, spark))
-    assert all(q["status"] == "ok" for q in report.queues), report.queues
+    assert all(q.status == "ok" for q in report.queues), report.queues
 
 
 def test_tags_survive_flush_ship_with_tags_and_are_stripped_by_key_value_codec(pair, spark):

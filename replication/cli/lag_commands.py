@@ -49,9 +49,9 @@ def set_lag_target(ctx: CliContext, peer: str, args: tuple[str, ...], as_json: b
             raise PeerNotFound(f"peer {peer} does not exist")
         targets = store(zk, _paths(ctx), peer, table, ms, ctx.conf.get_int("hbrep.replicated.through.margin.ms"))
     if as_json:
-        emit_json(targets)
+        emit_json(targets.to_json())
     else:
-        click.echo(f"peer {peer}: lag target {targets['peer'] or '-'} ms; tables {targets['tables'] or '-'}")
+        click.echo(f"peer {peer}: lag target {targets.peer or '-'} ms; tables {targets.tables or '-'}")
 
 
 @click.command("replicated_through")

@@ -52,21 +52,21 @@ def ship(ctx: CliContext, once: bool, peers: tuple[str, ...], in_process: bool, 
             click.echo(f"cycle {report.cycle_id}: nothing to ship (no Spark job started)")
         for peer_id, peer in sorted(report.peers.items()):
             click.echo(
-                f"peer {peer_id} [{peer.get('state', '?')}]: queues={peer.get('queues', 0)} "
-                f"wals_read={peer.get('wals_read', 0)} entries_read={peer.get('entries_read', 0)} "
-                f"shipped={peer.get('entries_shipped', 0)} rows={peer.get('rows_shipped', 0)} "
-                f"bytes={peer.get('bytes_shipped', 0)} "
-                f"filtered={peer.get('filtered', 0)} positions_advanced={peer.get('positions_advanced', 0)} "
-                f"wals_finished={peer.get('wals_finished', 0)} lag={_fmt_ms(peer.get('lag_ms'))}"
+                f"peer {peer_id} [{peer.state}]: queues={peer.queues} "
+                f"wals_read={peer.wals_read} entries_read={peer.entries_read} "
+                f"shipped={peer.entries_shipped} rows={peer.rows_shipped} "
+                f"bytes={peer.bytes_shipped} "
+                f"filtered={peer.filtered} positions_advanced={peer.positions_advanced} "
+                f"wals_finished={peer.wals_finished} lag={_fmt_ms(peer.lag_ms)}"
             )
         for peer_id, why in report.busy_peers.items():
             click.echo(f"peer {peer_id}: skipped, {why}")
         for queue in report.queues:
-            if queue["status"] in ("failed", "stuck"):
-                click.echo(f"queue {queue['queue']} {queue['status'].upper()}: {queue['error']}", err=True)
-            elif queue["status"] == "waiting":  # a serial peer's order: it goes on in a later cycle
-                click.echo(f"queue {queue['queue']} WAITING: {queue['error']}")
-    if any(q["status"] in ("failed", "stuck") for q in report.queues):
+            if queue.failed:
+                click.echo(f"queue {queue.queue} {queue.status.upper()}: {queue.error}", err=True)
+            elif queue.status == "waiting":  # a serial peer's order: it goes on in a later cycle
+                click.echo(f"queue {queue.queue} WAITING: {queue.error}")
+    if report.failed_queues():
         raise click.exceptions.Exit(3)
 
 

@@ -49,7 +49,7 @@ from kazoo.client import KazooClient
 from replication.cluster.source_cluster import open_source
 from replication.config import Config
 from replication.monitoring.status import peer_replication_lag
-from replication.source.cycle import commit_step, ship_step, snapshot_step
+from replication.source.cycle import QueueCycle, commit_step, ship_step, snapshot_step
 from replication.source.job_runner import ShipJobRunner
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
@@ -82,7 +82,7 @@ class WindowReport:
     busy_peers: dict[str, str] = field(default_factory=dict)
     lag_ms_at_end: dict[str, int] = field(default_factory=dict)
     ended: str = ""
-    failures: list[dict[str, Any]] = field(default_factory=list)
+    failures: list[QueueCycle] = field(default_factory=list)
     disabled: str = ""  # why nothing was shipped (hbase.replication false), else ""
 
     @property
@@ -116,7 +116,7 @@ class WindowReport:
             **self.summary(),
             "owner": self.owner,
             "busy_peers": dict(self.busy_peers),
-            "failures": list(self.failures),
+            "failures": [q.as_dict() for q in self.failures],
             "disabled": self.disabled,
             "pass_records": [asdict(p) for p in self.passes],
         }
@@ -200,13 +200,13 @@ def run_window(
             leased.update(outcome.peers)
             report.busy_peers.update(outcome.busy_peers)
             rows = size = 0
-            failed: list[dict[str, Any]] = []
+            failed: list[QueueCycle] = []
             if outcome.queues:  # nothing to ship: no job and nothing to commit
                 ship_step(outcome.manifest_path, conf, runner=runner)
                 cycle = commit_step(zk, key, conf, outcome.manifest_path, owner=owner, release=False)
-                rows = sum(int(p["rows_shipped"]) for p in cycle.peers.values())
-                size = sum(int(p["bytes_shipped"]) for p in cycle.peers.values())
-                failed = [q for q in cycle.queues if q["status"] in ("failed", "stuck")]
+                rows = sum(p.rows_shipped for p in cycle.peers.values())
+                size = sum(p.bytes_shipped for p in cycle.peers.values())
+                failed = cycle.failed_queues()
             record = PassRecord(
                 number, outcome.cycle_id, started_ms, round(clock() - begun, 3), outcome.queues, rows, size, len(failed)
             )

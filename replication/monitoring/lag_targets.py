@@ -8,12 +8,15 @@ is read and written by :class:`replication.zk.lag_target_storage.LagTargetStorag
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from kazoo.client import KazooClient
 
 from replication.errors import HbrepError
 from replication.monitoring.replicated_through import ReplicatedThrough
+from replication.monitoring.status_models import MissedLagTarget
 from replication.zk.lag_target_storage import LagTargetStorage
 from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import normalize_table
@@ -23,17 +26,40 @@ class BadLagTarget(HbrepError):
     """A lag target that is not a positive number of milliseconds."""
 
 
-def get_lag_targets(zk: KazooClient, paths: ZNodePaths, peer_id: str) -> dict[str, Any]:
-    """``{"peer": ms or None, "tables": {table: ms}}`` (empty when none was set)."""
-    raw = LagTargetStorage(zk, paths).read(peer_id)
-    if raw is None:
-        return {"peer": None, "tables": {}}
-    return {"peer": raw.get("peer"), "tables": dict(raw.get("tables") or {})}
+@dataclass(frozen=True)
+class LagTargets:
+    """A peer's lag targets: its own (``peer``, None when unset) and its tables' (``tables``, table → ms).
+
+    :meth:`to_json` is the znode's document and what ``hbrep set_lag_target --json`` prints:
+    ``{"peer": ms or null, "tables": {table: ms}}``.
+    """
+
+    peer: int | None = None
+    tables: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any] | None) -> LagTargets:
+        """From the stored document (None, no znode: no targets)."""
+        if raw is None:
+            return cls()
+        return cls(raw.get("peer"), dict(raw.get("tables") or {}))
+
+    def for_table(self, table: str) -> int | None:
+        """The target that applies to ``table``: its own, else the peer's, else None."""
+        return self.tables.get(normalize_table(table)) or self.peer
+
+    def to_json(self) -> dict[str, Any]:
+        return {"peer": self.peer, "tables": dict(self.tables)}
+
+
+def get_lag_targets(zk: KazooClient, paths: ZNodePaths, peer_id: str) -> LagTargets:
+    """The peer's lag targets (none set: ``LagTargets()``)."""
+    return LagTargets.from_json(LagTargetStorage(zk, paths).read(peer_id))
 
 
 def set_lag_target(
     zk: KazooClient, paths: ZNodePaths, peer_id: str, table: str | None, ms: int, margin_ms: int = 0
-) -> dict[str, Any]:
+) -> LagTargets:
     """Set (``ms`` > 0) or clear (``ms`` == 0) the target of the peer or of one of its tables; the new targets.
 
     A target not above ``margin_ms`` (``hbrep.replicated.through.margin.ms``) is refused: a caught-up peer
@@ -45,37 +71,34 @@ def set_lag_target(
             f"lag target {ms} ms is not above hbrep.replicated.through.margin.ms ({margin_ms} ms), the lag a "
             "caught-up peer reports: it could never be met"
         )
-    targets = get_lag_targets(zk, paths, peer_id)
+    current = get_lag_targets(zk, paths, peer_id)
+    peer, tables = current.peer, dict(current.tables)
     if table is None:
-        targets["peer"] = ms or None
+        peer = ms or None
     elif ms:
-        targets["tables"][normalize_table(table)] = ms
+        tables[normalize_table(table)] = ms
     else:
-        targets["tables"].pop(normalize_table(table), None)
-    LagTargetStorage(zk, paths).write(peer_id, targets)
+        tables.pop(normalize_table(table), None)
+    targets = LagTargets(peer, tables)
+    LagTargetStorage(zk, paths).write(peer_id, targets.to_json())
     return targets
 
 
-def target_for(targets: dict[str, Any], table: str) -> int | None:
-    """The target that applies to ``table``: its own, else the peer's, else None."""
-    return targets["tables"].get(normalize_table(table)) or targets.get("peer")
-
-
-def missed_targets(value: ReplicatedThrough, targets: dict[str, Any], now_ms: int) -> list[dict[str, Any]]:
+def missed_targets(value: ReplicatedThrough, targets: LagTargets, now_ms: int) -> list[MissedLagTarget]:
     """The (peer, table) pairs whose lag is over their target, worst first."""
     missed = []
     for table, through in value.tables.items():
-        target = target_for(targets, table)
+        target = targets.for_table(table)
         lag = max(0, now_ms - through)
         if target and lag > target:
-            missed.append({"peer_id": value.peer_id, "table": table, "lag_ms": lag, "target_ms": target})
-    if not value.tables and targets.get("peer"):
+            missed.append(MissedLagTarget(value.peer_id, table, lag, target))
+    if not value.tables and targets.peer:
         lag = max(0, now_ms - value.through_ms)
-        if lag > targets["peer"]:
-            missed.append({"peer_id": value.peer_id, "table": None, "lag_ms": lag, "target_ms": targets["peer"]})
+        if lag > targets.peer:
+            missed.append(MissedLagTarget(value.peer_id, None, lag, targets.peer))
     return worst_first(missed)
 
 
-def worst_first(missed: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def worst_first(missed: list[MissedLagTarget]) -> list[MissedLagTarget]:
     """Missed targets, the one furthest over its target first."""
-    return sorted(missed, key=lambda m: m["lag_ms"] - m["target_ms"], reverse=True)
+    return sorted(missed, key=lambda m: m.over_ms, reverse=True)

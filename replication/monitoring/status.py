@@ -25,7 +25,6 @@ from replication.monitoring.metrics import NOT_SUMMED, MetricsStore, age_of_last
 from replication.monitoring.replicated_through import PendingWal
 from replication.monitoring.status_models import (
     LeaseHolder,
-    MissedLagTarget,
     PeerStatus,
     QueueStatus,
     ReplicationStatus,
@@ -185,14 +184,14 @@ def _peer_status(
     through, lag behind now, the lag target and whether it is missed (HBase's status is per server;
     operators ask per table). ``missed_lag_targets``: the misses, worst first (the ship DAG's lag check
     fails on them)."""
-    from replication.monitoring.lag_targets import get_lag_targets, missed_targets, target_for
+    from replication.monitoring.lag_targets import get_lag_targets, missed_targets
     from replication.monitoring.replicated_through import replicated_through
 
     ships, peer_error = hbrep_ships(peer_id, config, enabled)
     own = [q for q in queues if q.peer_id == peer_id]
     value = replicated_through(zk, key, conf, peer_id, now_ms=now, source=source, snapshot=snapshot)
     targets = get_lag_targets(zk, source.paths, peer_id)
-    missed = [MissedLagTarget.from_json(m) for m in missed_targets(value, targets, now)]
+    missed = missed_targets(value, targets, now)
     over = {m.table for m in missed}
     return PeerStatus(
         peer_id=peer_id,
@@ -211,13 +210,13 @@ def _peer_status(
         lease=LeaseHolder.from_json(ShipLease(zk, source.paths, peer_id, owner="").holder()),
         replicated_through_ms=value.through_ms,
         lag_ms=value.lag_ms(now),
-        lag_target_ms=targets["peer"],
+        lag_target_ms=targets.peer,
         missed_lag_targets=tuple(missed),
         tables={
             table: TableLag(
                 replicated_through_ms=through,
                 lag_ms=max(0, now - through),
-                lag_target_ms=target_for(targets, table),
+                lag_target_ms=targets.for_table(table),
                 target_missed=table in over,
             )
             for table, through in value.tables.items()

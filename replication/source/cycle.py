@@ -124,18 +124,87 @@ def ship_step(manifest_path: str, conf: Config, *, runner: ShipJobRunner, result
 
 
 @dataclass
+class PeerCycle:
+    """One peer's totals over a cycle (``summarize`` adds them up queue by queue).
+
+    ``state``: ENABLED | DISABLED | SHADOW, or ``?`` for a peer with results but not in the manifest;
+    ``lag_ms``: now minus the newest shipped write's time, None when nothing was shipped.
+    """
+
+    state: str
+    lag_ms: int | None = None
+    queues: int = 0
+    wals_read: int = 0
+    entries_read: int = 0
+    entries_shipped: int = 0
+    rows_shipped: int = 0
+    bytes_shipped: int = 0
+    filtered: int = 0
+    positions_advanced: int = 0
+    wals_finished: int = 0
+    failed_queues: int = 0
+    waiting_queues: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        """The peer's JSON object: ``state``, ``lag_ms``, then the totals (the report's ``peers[id]``)."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class QueueCycle:
+    """What one queue did in a cycle: its ship status and what the commit recorded.
+
+    ``metrics`` is the queue's ship metrics as the job reported them (HBase's metric names, passed through).
+    """
+
+    queue: str
+    peer_id: str
+    status: str
+    error: str | None
+    drained: bool
+    committed: bool
+    commit_note: str
+    metrics: dict[str, Any]
+
+    @property
+    def failed(self) -> bool:
+        """The queue failed or is stuck (the CLI exits 3, a window counts it)."""
+        return self.status in ("failed", "stuck")
+
+    def as_dict(self) -> dict[str, Any]:
+        """The queue's JSON object (one item of the report's ``queues``)."""
+        return asdict(self)
+
+
+@dataclass
 class CycleReport:
-    """What a whole cycle did, per peer and per queue."""
+    """What a whole cycle did, per peer and per queue.
+
+    Readers use attributes; :meth:`as_dict` is the edge (``hbrep ship --once --json``, the commit task's
+    XCom, the metrics store's cycle records): keys, values and key order as they were when the peers and
+    queues were dicts (tests/source/test_cycle_report.py pins it).
+    """
 
     cycle_id: str
     spark_job: bool
-    peers: dict[str, dict[str, Any]]
-    queues: list[dict[str, Any]]
+    peers: dict[str, PeerCycle]
+    queues: list[QueueCycle]
     busy_peers: dict[str, str]
     disabled: str = ""  # why nothing was shipped (hbase.replication false), else ""
 
+    def failed_queues(self) -> list[QueueCycle]:
+        """The queues that failed or are stuck."""
+        return [q for q in self.queues if q.failed]
+
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {
+            "cycle_id": self.cycle_id,
+            "spark_job": self.spark_job,
+            "peers": {pid: peer.as_dict() for pid, peer in self.peers.items()},
+            "queues": [q.as_dict() for q in self.queues],
+            "busy_peers": dict(self.busy_peers),
+            "disabled": self.disabled,
+        }
 
 
 def commit_step(
@@ -163,7 +232,9 @@ def commit_step(
         by_key: dict[str, QueueCommit] = {c.queue: c for c in commits}
         report = summarize(manifest, result, by_key)
         MetricsStore(source.fs, source.root).record_cycle(
-            manifest.cycle_id, result.queues, {"peers": report.peers, "spark_job": report.spark_job}
+            manifest.cycle_id,
+            result.queues,
+            {"peers": {pid: p.as_dict() for pid, p in report.peers.items()}, "spark_job": report.spark_job},
         )
     except BaseException:
         # released even when the root's filesystem fails under the metrics write (an HDFS DataNode
@@ -181,65 +252,47 @@ def _release_leases(zk: KazooClient, paths: ZNodePaths, manifest: Manifest, owne
         ShipLease(zk, paths, peer_id, owner).release()
 
 
-PEER_TOTALS = (
-    "queues",
-    "wals_read",
-    "entries_read",
-    "entries_shipped",
-    "rows_shipped",
-    "bytes_shipped",
-    "filtered",
-    "positions_advanced",
-    "wals_finished",
-    "failed_queues",
-    "waiting_queues",
-)
-
-
 def summarize(manifest: Manifest, result: ShipResult, commits: dict[str, QueueCommit]) -> CycleReport:
     """Per-peer totals (WALs read, entries and rows shipped, bytes, filtered, positions advanced, lag)."""
     now = int(time.time() * 1000)
-
-    def blank(state: str) -> dict[str, Any]:
-        return {"state": state, "lag_ms": None, **dict.fromkeys(PEER_TOTALS, 0)}
 
     def state(peer: PeerTask) -> str:
         # a shadow peer is DISABLED in HBase's tree and shipped here (zk/shadow_peer.py)
         shadow = is_shadow_peer(peer.config.get("configuration") or {})
         return "SHADOW" if shadow and peer.enabled else "ENABLED" if peer.enabled else "DISABLED"
 
-    peers = {pid: blank(state(p)) for pid, p in manifest.peers.items()}
+    peers = {pid: PeerCycle(state(p)) for pid, p in manifest.peers.items()}
     queues = []
     for q in result.queues:
-        peer = peers.setdefault(q.peer_id, blank("?"))
+        peer = peers.setdefault(q.peer_id, PeerCycle("?"))
         record = commits.get(q.key)
         m = q.metrics
         read, filtered = int(m.get("logEditsRead", 0)), int(m.get("logEditsFiltered", 0))
-        peer["queues"] += 1
-        peer["wals_read"] += sum(1 for w in q.wals if w.end_position > w.start_position or w.done)
-        peer["entries_read"] += read
-        peer["entries_shipped"] += read - filtered
-        peer["rows_shipped"] += int(m.get("shippedOps", 0))
-        peer["bytes_shipped"] += int(m.get("shippedBytes", 0))
-        peer["filtered"] += filtered
-        peer["positions_advanced"] += len(record.positions) + len(record.removed_wals) if record else 0
-        peer["wals_finished"] += sum(1 for w in q.wals if w.done)
-        peer["failed_queues"] += int(q.status in ("failed", "stuck"))
-        peer["waiting_queues"] += int(q.status == "waiting")
+        peer.queues += 1
+        peer.wals_read += sum(1 for w in q.wals if w.end_position > w.start_position or w.done)
+        peer.entries_read += read
+        peer.entries_shipped += read - filtered
+        peer.rows_shipped += int(m.get("shippedOps", 0))
+        peer.bytes_shipped += int(m.get("shippedBytes", 0))
+        peer.filtered += filtered
+        peer.positions_advanced += len(record.positions) + len(record.removed_wals) if record else 0
+        peer.wals_finished += sum(1 for w in q.wals if w.done)
+        peer.failed_queues += int(q.status in ("failed", "stuck"))
+        peer.waiting_queues += int(q.status == "waiting")
         shipped_at = int(m.get("lastShippedWriteTime", 0))
         if shipped_at:
-            peer["lag_ms"] = max(peer["lag_ms"] or 0, now - shipped_at)
+            peer.lag_ms = max(peer.lag_ms or 0, now - shipped_at)
         queues.append(
-            {
-                "queue": q.key,
-                "peer_id": q.peer_id,
-                "status": q.status,
-                "error": q.error,
-                "drained": q.drained,
-                "committed": bool(record and record.committed),
-                "commit_note": record.note if record else "",
-                "metrics": m,
-            }
+            QueueCycle(
+                queue=q.key,
+                peer_id=q.peer_id,
+                status=q.status,
+                error=q.error,
+                drained=q.drained,
+                committed=bool(record and record.committed),
+                commit_note=record.note if record else "",
+                metrics=m,
+            )
         )
     return CycleReport(manifest.cycle_id, bool(manifest.queues), peers, queues, {})
 

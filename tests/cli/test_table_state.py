@@ -47,8 +47,8 @@ def test_edits_for_a_disabled_peer_table_wait_and_arrive_once_it_is_enabled(pair
             for i in range(30):
                 client.put(table, b"r%02d" % i, b"f", b"q", b"v", ts=1000 + i)
         report = cycle(pair, spark)
-        failed = [q for q in report.queues if q["peer_id"] == "9" and q["status"] == "failed"]
-        assert failed and all(f"table {table} is disabled" in q["error"] for q in failed), report.queues
+        failed = [q for q in report.queues if q.peer_id == "9" and q.status == "failed"]
+        assert failed and all(f"table {table} is disabled" in q.error for q in failed), report.queues
         assert hbrep(pair.peer_key, "enable", table).returncode == 0
         cycle(pair, spark)
         assert table_state(spark, pair.peer, table) == table_state(spark, pair.source, table)

@@ -114,7 +114,7 @@ def test_failover_and_cleaner_at_once_lose_nothing(pair, peer_1, spark):
         thread.join(timeout=120)
     assert not errors, errors
     report = cycle(pair, spark)
-    assert all(q["status"] == "ok" for q in report.queues), report.queues
+    assert all(q.status == "ok" for q in report.queues), report.queues
     assert table_state(spark, pair.peer, table) == table_state(spark, pair.source, table)
 
 

@@ -119,7 +119,7 @@ def test_wals_and_table_files_live_on_hdfs_and_a_cycle_ships_them(hdfs_pair, hdf
     assert len(wal_files) >= 2 and all(s.length > 0 for s in wal_files)
     assert all(r["ugi"].startswith("root") for r in hdfs_cluster.audit_entries(wal_files[0].path))
     report = cycle(pair, spark)
-    assert report.spark_job and all(q["status"] == "ok" for q in report.queues), report.queues
+    assert report.spark_job and all(q.status == "ok" for q in report.queues), report.queues
     assert _row_keys(spark, pair.peer, table) == keys
     assert table_state(spark, pair.peer, table) == table_state(spark, pair.source, table)
     peer_fs, peer_root = get_filesystem(pair.peer.root)
@@ -158,7 +158,7 @@ def test_a_wal_archived_between_snapshot_and_read_is_found_in_old_wals(hdfs_pair
         assert moved
         ship_step(manifest, pair.conf, runner=runner_for(pair.conf, spark))
         report = commit_step(zk, pair.source_key, pair.conf, manifest, owner="archiver-test")
-    assert all(q["status"] == "ok" for q in report.queues), report.queues
+    assert all(q.status == "ok" for q in report.queues), report.queues
     assert keys <= _row_keys(spark, pair.peer, table)
 
 
@@ -166,7 +166,7 @@ def test_the_log_cleaner_deletes_shipped_old_wals_on_hdfs(hdfs_pair, hdfs_cluste
     pair = hdfs_pair
     table = _table(pair)
     _put_rows(pair, table, range(2000, 2050), roll=True)
-    assert all(q["status"] == "ok" for q in cycle(pair, spark).queues)
+    assert all(q.status == "ok" for q in cycle(pair, spark).queues)
     with pair.source.client() as client:
         client.flush(table)
     fs, root = get_filesystem(pair.source.root)
@@ -216,7 +216,7 @@ def test_datanode_killed_mid_read_fails_the_ship_cleanly_and_it_resumes(hdfs_pai
     try:
         try:
             report = cycle(pair, spark)
-            failed = [q for q in report.queues if q["status"] != "ok"]
+            failed = [q for q in report.queues if q.status != "ok"]
             errors = " ".join(str(q.get("error")) for q in failed)
         except FileSystemError as exc:  # the snapshot or commit step met the dead DataNode
             failed, errors = ["cycle"], str(exc)
@@ -234,9 +234,9 @@ def test_datanode_killed_mid_read_fails_the_ship_cleanly_and_it_resumes(hdfs_pai
                 assert after_fail.get(replicator, {}).get(queue_id, {}).get(wal, position) >= position
     for _ in range(3):
         report = cycle(pair, spark)
-        if all(q["status"] == "ok" for q in report.queues):
+        if all(q.status == "ok" for q in report.queues):
             break
-    assert all(q["status"] == "ok" for q in report.queues), report.queues
+    assert all(q.status == "ok" for q in report.queues), report.queues
     assert _row_keys(spark, pair.peer, table) == _row_keys(spark, pair.source, table) == keys
 
 
@@ -257,7 +257,7 @@ def test_namenode_in_safe_mode_is_a_clear_error_and_nothing_advances(hdfs_pair, 
     finally:
         hdfs_cluster.leave_safe_mode()
     report = cycle(pair, spark)
-    assert all(q["status"] == "ok" for q in report.queues), report.queues
+    assert all(q.status == "ok" for q in report.queues), report.queues
     assert keys <= _row_keys(spark, pair.peer, table)
     assert _row_keys(spark, pair.peer, table) == _row_keys(spark, pair.source, table)
 
@@ -268,7 +268,7 @@ def test_a_user_without_write_access_to_old_wals_gets_one_error_and_nothing_is_d
     pair = hdfs_pair
     table = _table(pair)
     _put_rows(pair, table, range(6000, 6050), roll=True)
-    assert all(q["status"] == "ok" for q in cycle(pair, spark).queues)
+    assert all(q.status == "ok" for q in cycle(pair, spark).queues)
     with pair.source.client() as client:
         client.flush(table)
     fs, root = get_filesystem(pair.source.root)

@@ -119,7 +119,7 @@ def test_a_shadow_peer_ships_real_hbase_to_real_hbase_across_a_region_server_kil
         while len(load.written) < ROWS // 3 and load.is_alive():
             time.sleep(0.2)
         first = _cycle(a_key, spark)
-        assert first.queues and all(q["status"] == "ok" for q in first.queues), first.queues
+        assert first.queues and all(q.status == "ok" for q in first.queues), first.queues
 
         victim = real_hbase.regionserver_holding(table)
         victim_name = real_hbase.server_name(victim)
@@ -129,9 +129,9 @@ def test_a_shadow_peer_ships_real_hbase_to_real_hbase_across_a_region_server_kil
         deadline = time.monotonic() + 420
         while True:
             report = _cycle(a_key, spark)
-            bad = [q for q in report.queues if q["status"] not in ("ok", "disabled")]
+            bad = [q for q in report.queues if q.status not in ("ok", "disabled")]
             assert not bad, bad
-            shipped_recovered |= any(q["queue"].endswith(f"/{recovered}") for q in report.queues)
+            shipped_recovered |= any(q.queue.endswith(f"/{recovered}") for q in report.queues)
             if not load.is_alive():
                 assert not load.error, load.error
                 if shipped_recovered and hbase_table_cells(real_hbase_peer, table) == load.written:
@@ -209,9 +209,9 @@ def test_a_shadow_peer_that_hbase_enabled_fails_its_queues_with_one_line(real_hb
         real_hbase.admin("roll")
         real_hbase.admin("enable-peer", peer)
         report = _cycle(a_key, spark)
-        mine = [q for q in report.queues if q["peer_id"] == peer]
-        assert mine and all(q["status"] == "failed" for q in mine), mine
-        assert all("ENABLED in HBase" in q["error"] and "\n" not in q["error"] for q in mine), mine
+        mine = [q for q in report.queues if q.peer_id == peer]
+        assert mine and all(q.status == "failed" for q in mine), mine
+        assert all("ENABLED in HBase" in q.error and "\n" not in q.error for q in mine), mine
     finally:
         hbrep("remove_peer", peer, cluster=a_key)
 
@@ -248,7 +248,7 @@ def test_a_shadow_peer_of_a_real_hbase_on_hdfs_ships_through_webhdfs_and_drops_f
         deadline = time.monotonic() + 180
         while True:
             report = _cycle(key, spark)
-            assert all(q["status"] == "ok" for q in report.queues), report.queues
+            assert all(q.status == "ok" for q in report.queues), report.queues
             if hbrep_table_cells(hbrep_sink, table) == expected:
                 break
             assert time.monotonic() < deadline, report.queues
@@ -285,10 +285,10 @@ def test_hbase_replication_markers_in_a_real_hbase_wal_are_heartbeats_never_data
     try:
         time.sleep(3)  # the marker chore writes one edit a second; nothing else is written
         first = _cycle(key, spark)
-        mine = [q for q in first.queues if q["peer_id"] == peer]
-        assert mine and all(q["status"] == "ok" for q in mine), mine
-        assert sum(q["metrics"].get("replicationMarkers", 0) for q in mine) >= 1, mine
-        assert sum(q["metrics"].get("shippedOps", 0) for q in mine) == 0, mine  # markers are never data
+        mine = [q for q in first.queues if q.peer_id == peer]
+        assert mine and all(q.status == "ok" for q in mine), mine
+        assert sum(q.metrics.get("replicationMarkers", 0) for q in mine) >= 1, mine
+        assert sum(q.metrics.get("shippedOps", 0) for q in mine) == 0, mine  # markers are never data
         before = hbrep_json("replicated_through", peer, cluster=key)
         time.sleep(2)
         _cycle(key, spark)
@@ -356,7 +356,7 @@ def test_seed_peer_between_real_hbase_clusters_by_snapshot_while_a_keeps_writing
         deadline = time.monotonic() + 180
         while True:  # the peer's own cycles ship the rest of the load
             report = _cycle(a_key, spark)
-            assert all(q["status"] in ("ok", "disabled") for q in report.queues), report.queues
+            assert all(q.status in ("ok", "disabled") for q in report.queues), report.queues
             on_a = family_cells(hbase_table_cells(real_hbase, table), b"a")
             if family_cells(hbase_table_cells(real_hbase_peer, table), b"a") == on_a:
                 break

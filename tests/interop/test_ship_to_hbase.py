@@ -113,7 +113,7 @@ def test_a_ship_cycle_puts_exactly_the_source_cells_into_real_hbase(source, real
     _write(source, table, _workload(table, 300))
     report = _cycle(source, spark)
     assert report.spark_job and report.queues, report.queues
-    assert all(q["status"] == "ok" for q in report.queues), report.queues
+    assert all(q.status == "ok" for q in report.queues), report.queues
     expected = _source_cells(spark, source, table)
     # every kind of delete took effect on the source (so equality below says they were shipped too)
     assert not {
@@ -168,14 +168,14 @@ def test_a_peer_region_server_sigkilled_mid_ship_loses_nothing(source, real_hbas
         shipping.join(timeout=600)
         assert not shipping.is_alive()
         deadline = time.monotonic() + 600
-        while not all(q["status"] == "ok" for q in reports[-1].queues) and time.monotonic() < deadline:
+        while not all(q.status == "ok" for q in reports[-1].queues) and time.monotonic() < deadline:
             reports.append(_cycle(source, spark, conf))
-        assert all(q["status"] == "ok" for q in reports[-1].queues), reports[-1].queues
+        assert all(q.status == "ok" for q in reports[-1].queues), reports[-1].queues
     finally:
         _restart(real_hbase, victim, 2)
-    failed = sum(q["metrics"].get("failedBatches", 0) for r in reports for q in r.queues)
+    failed = sum(q.metrics.get("failedBatches", 0) for r in reports for q in r.queues)
     print(f"rows on HBase before the kill: {shipped_at_kill}/{rows}; failed batches {failed}; cycles {len(reports)}")
-    assert failed >= 1 or any(q["status"] == "failed" for r in reports for q in r.queues), "the kill was never seen"
+    assert failed >= 1 or any(q.status == "failed" for r in reports for q in r.queues), "the kill was never seen"
     assert hbase_table_cells(real_hbase, table) == _source_cells(spark, source, table)
 
 

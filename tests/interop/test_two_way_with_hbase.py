@@ -70,7 +70,7 @@ def cluster_a(zk_server, real_hbase, tmp_path_factory):
 def _cycle(cluster_a, spark) -> CycleReport:
     with connected(cluster_a.key) as zk:
         report = run_cycle(zk, cluster_a.key, cluster_a.conf, runner=runner_for(cluster_a.conf, spark))
-    assert all(q["status"] == "ok" for q in report.queues), report.queues
+    assert all(q.status == "ok" for q in report.queues), report.queues
     return report
 
 
@@ -180,8 +180,8 @@ def test_two_way_a_embedded_b_real_hbase_every_row_arrives_once_and_never_loops(
         real_hbase.admin("remove-peer", peer)
 
     a_counts, b_counts = _arrivals_a(cluster_a, table), _arrivals_b(real_hbase, table)
-    shipped = sum(q["metrics"].get("shippedOps", 0) for r in reports for q in r.queues)
-    filtered = sum(q["metrics"].get("logEditsFiltered", 0) for r in reports for q in r.queues)
+    shipped = sum(q.metrics.get("shippedOps", 0) for r in reports for q in r.queues)
+    filtered = sum(q.metrics.get("logEditsFiltered", 0) for r in reports for q in r.queues)
     print(
         f"row arrivals in A's WALs by origin: {Counter(ids for _row, ids in a_counts.elements())}; "
         f"in B's WALs: {Counter(ids for _row, ids in b_counts.elements())}; "

@@ -83,8 +83,8 @@ def test_a_pass_on_connect_ships_every_row_and_commits(pair, peer_1, spark, conn
     manifest, result, report = _pass_on_connect(pair, connect_conf, tmp_path)
     assert len(manifest.queues) == 3
     assert [q.key for q in result.queues] == [q.key for q in manifest.queues]  # one row per queue, in order
-    assert all(q["status"] == "ok" and q["committed"] for q in report.queues), report.queues
-    assert report.peers["1"]["rows_shipped"] >= 300
+    assert all(q.status == "ok" and q.committed for q in report.queues), report.queues
+    assert report.peers["1"].rows_shipped >= 300
     assert any(w.end_position > w.start_position for q in result.queues for w in q.wals)
     source_rows = table_state(spark, pair.source, table, families=["f1"])
     assert {r[0] for r in source_rows} == written - {b"row00002"}
@@ -108,7 +108,7 @@ def test_the_frame_job_gives_the_same_result_in_a_classic_session(pair, peer_1, 
     with connected(pair.source_key) as zk:
         report = commit_step(zk, pair.source_key, connect_conf, outcome.manifest_path, owner=owner)
     assert [q.key for q in result.queues] == [q.key for q in manifest.queues]
-    assert all(q["status"] == "ok" and q["committed"] for q in report.queues), report.queues
+    assert all(q.status == "ok" and q.committed for q in report.queues), report.queues
     assert table_state(spark, pair.peer, table) == table_state(spark, pair.source, table, families=["f1"])
 
 

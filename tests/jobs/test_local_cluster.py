@@ -93,7 +93,7 @@ def test_ship_and_verify_jobs_under_local_cluster(clusters, spark, tmp_path):
         assert [q.status for q in result.queues] == ["ok"] * outcome.queues
         with connected(source_key) as zk:
             report = commit_step(zk, source_key, conf, outcome.manifest_path, owner="local-cluster-test")
-        assert report.peers["1"]["rows_shipped"] >= 300
+        assert report.peers["1"].rows_shipped >= 300
 
         expected = _state(spark, source, table)
         assert len(expected) == 299

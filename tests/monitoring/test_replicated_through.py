@@ -13,7 +13,7 @@ import uuid
 import pytest
 from support import add_peer, create_table, cycle
 
-from replication.monitoring.lag_targets import get_lag_targets, missed_targets
+from replication.monitoring.lag_targets import LagTargets, get_lag_targets, missed_targets
 from replication.monitoring.replicated_through import record, replicated_through
 from replication.monitoring.status import replication_status
 from replication.zk.client import connected
@@ -95,10 +95,10 @@ def test_a_lag_target_is_missed_while_an_older_edit_waits(pair, spark):
     with connected(pair.source_key) as zk:
         paths = ZNodePaths(pair.conf, parent=pair.source_key.znode_parent)
         targets = get_lag_targets(zk, paths, "lt")
-        assert targets == {"peer": 60000, "tables": {table: 1000}}
+        assert targets == LagTargets(60000, {table: 1000})
         missed = missed_targets(replicated_through(zk, pair.source_key, pair.conf, "lt"), targets, now_ms())
         status = replication_status(zk, pair.source_key, pair.conf)
-    assert [(m["table"], m["target_ms"]) for m in missed] == [(table, 1000)]
+    assert [(m.table, m.target_ms) for m in missed] == [(table, 1000)]
     row = status.peers["lt"].tables[table]
     assert row.target_missed and row.lag_ms > 1000 and row.lag_target_ms == 1000
     assert [(m.table, m.target_ms) for m in status.peers["lt"].missed_lag_targets] == [(table, 1000)]
@@ -110,7 +110,7 @@ def test_a_lag_target_is_missed_while_an_older_edit_waits(pair, spark):
         assert not replication_status(zk, pair.source_key, pair.conf).peers["lt"].tables[table].target_missed
     assert hbrep(pair, "set_lag_target", "lt", table, "0").returncode == 0  # 0 clears
     with connected(pair.source_key) as zk:
-        assert get_lag_targets(zk, paths, "lt")["tables"] == {}
+        assert get_lag_targets(zk, paths, "lt").tables == {}
 
 
 def test_bad_lag_targets_are_refused_with_one_line(pair):

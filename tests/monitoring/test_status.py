@@ -46,7 +46,7 @@ def test_size_of_log_queue_and_age_of_last_shipped_op(pair, spark):
         client.batch(table, [Cell(f"r{i:03d}".encode(), b"f", b"q", 1000 + i, CellType.PUT, b"v") for i in range(60)])
     report = cycle(pair, spark)
     after_cycle = int(time.time() * 1000)
-    assert sum(p["rows_shipped"] for p in report.peers.values()) == 60
+    assert sum(p.rows_shipped for p in report.peers.values()) == 60
 
     status = _status(pair)
     queues = {q["replicator"]: q for q in status["queues"] if q["peer_id"] == "1"}

@@ -84,7 +84,7 @@ def test_token_under_load_is_pending_until_the_last_edit_before_it_is_on_the_pee
     assert first.recorded_wals == len(record.wals)
 
     report = cycle(pair, spark)  # the queues holding the-last-edit fail: the peer has no such table
-    assert any(q["status"] == "failed" and last in (q["error"] or "") for q in report.queues), report.queues
+    assert any(q.status == "failed" and last in (q.error or "") for q in report.queues), report.queues
     create_table(pair.peer, last, ("f1", 1))
     assert rows_of(spark, pair.peer, last) == set()  # the last edit before the token is not on the peer ...
     pending = check(pair, record.token)
@@ -92,7 +92,7 @@ def test_token_under_load_is_pending_until_the_last_edit_before_it_is_on_the_pee
     assert {p.recorded_queue for p in pending.pending} <= {f"{w.replicator}/{w.queue_id}" for w in record.wals}
 
     report = cycle(pair, spark)
-    assert all(q["status"] == "ok" for q in report.queues), report.queues
+    assert all(q.status == "ok" for q in report.queues), report.queues
     done = check(pair, record.token)
     assert done.consistent and done.pending == [], done.as_dict()
     assert rows_of(spark, pair.peer, last) == {b"the-last-edit"}

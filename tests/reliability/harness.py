@@ -18,7 +18,7 @@ from replication.cluster.embedded import EmbeddedCluster, start_cluster
 from replication.config import Config
 from replication.fs import get_filesystem
 from replication.jobs.launch import runner_for
-from replication.source.cycle import CycleReport, run_cycle
+from replication.source.cycle import CycleReport, QueueCycle, run_cycle
 from replication.source.filters import table_name_str
 from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
 from replication.wal.model import Cell, CellType, Entry
@@ -123,11 +123,11 @@ def cycle(source: EmbeddedCluster, spark, conf: Config | None = None, **kwargs) 
 
 def shipped_rows(report: CycleReport, peer_id: str | None = None) -> int:
     """Rows (HBase's shippedOps) a cycle shipped, to one peer or all."""
-    return sum(p["rows_shipped"] for pid, p in report.peers.items() if peer_id is None or pid == peer_id)
+    return sum(p.rows_shipped for pid, p in report.peers.items() if peer_id is None or pid == peer_id)
 
 
-def failed_queues(report: CycleReport) -> list[dict]:
-    return [q for q in report.queues if q["status"] not in ("ok", "disabled")]
+def failed_queues(report: CycleReport) -> list[QueueCycle]:
+    return [q for q in report.queues if q.status not in ("ok", "disabled")]
 
 
 def drain(source: EmbeddedCluster, spark, *, max_cycles: int = 8, conf: Config | None = None) -> list[CycleReport]:

@@ -165,11 +165,11 @@ def test_sink_sigkill_during_ship(world, spark, scenario):
     assert "error" not in outcome, f"the cycle must end cleanly, not raise: {outcome.get('error')}"
     failed = failed_queues(report)
     for q in failed:
-        assert q["status"] == "failed" and q["error"], q
+        assert q.status == "failed" and q.error, q
     scenario.check(
         "the interrupted cycle ended cleanly: queues "
-        + ", ".join(sorted({q["status"] for q in report.queues}))
-        + (f"; a failed queue records only what the peer acknowledged, error {failed[0]['error']!r}" if failed else "")
+        + ", ".join(sorted({q.status for q in report.queues}))
+        + (f"; a failed queue records only what the peer acknowledged, error {failed[0].error!r}" if failed else "")
     )
     b.wait_until_dead(victim)
     fs, root = get_filesystem(b.root)
@@ -266,7 +266,7 @@ def test_zookeeper_session_expired_during_commit(world, spark, scenario, monkeyp
     finally:
         zk.stop()
         zk.close()
-    shipped = sum(q["metrics"].get("shippedOps", 0) for q in report.queues)
+    shipped = sum(q.metrics.get("shippedOps", 0) for q in report.queues)
     assert shipped == written
     scenario.check("the retried commit recorded the cycle (committed queues are left alone: versions moved)")
     with connected(key_of(a)) as zk2:
@@ -293,9 +293,9 @@ def test_peer_down_for_many_cycles(world, spark, scenario):
         failed = failed_queues(report)
         assert failed and shipped_rows(report) == 0, report.queues
         for q in failed:
-            assert q["status"] == "failed" and "peer 1" in q["error"], q
+            assert q.status == "failed" and "peer 1" in q.error, q
         if i == 0:
-            scenario.check(f"each cycle fails every queue with one clear error: {failed[0]['error']!r}")
+            scenario.check(f"each cycle fails every queue with one clear error: {failed[0].error!r}")
         written += write_rows(a, table, written, ROWS // (2 * cycles))
     after = queue_state(a)
     for server, queues in before.items():

@@ -188,10 +188,10 @@ def test_sink_sigkill_mid_pass_on_connect(world, spark, spark_connect, scenario,
     assert "error" not in outcome, f"the pass must end cleanly, not raise: {outcome.get('error')}"
     report = outcome["report"]
     for failure in report.failures:
-        assert failure["status"] == "failed" and failure["error"], failure
+        assert failure.status == "failed" and failure.error, failure
     scenario.check(
         "the pass ended cleanly: "
-        + (f"{len(report.failures)} queue(s) failed, {report.failures[0]['error'][:120]!r}" if report.failures else
+        + (f"{len(report.failures)} queue(s) failed, {report.failures[0].error[:120]!r}" if report.failures else
            "every queue went to the other sink")
     )  # fmt: skip
     b.wait_until_dead(victim)

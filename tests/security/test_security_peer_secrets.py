@@ -97,7 +97,7 @@ def test_a_peer_named_by_secret_references_ships_and_no_znode_holds_a_secret(
             client.put("t", f"r{i:02d}".encode(), b"f", b"q", f"v{i}".encode())
     with connected(source_key, auth=SOURCE_AUTH) as zk:
         report = run_cycle(zk, source_key, source_conf, runner=runner_for(source_conf, spark))
-    assert report.queues and all(q["status"] == "ok" for q in report.queues), report.as_dict()
+    assert report.queues and all(q.status == "ok" for q in report.queues), report.as_dict()
     assert table_state(spark, peer, "t") == table_state(spark, source, "t")
     assert len(table_state(spark, peer, "t")) == 20
 
@@ -143,7 +143,7 @@ def test_a_group_readable_secret_file_fails_the_ship_with_one_line(clusters, spa
             client.put("t", b"loose", b"f", b"q", b"v")
         with connected(source_key, auth=SOURCE_AUTH) as zk:
             report = run_cycle(zk, source_key, source_conf, runner=runner_for(source_conf, spark), peer_ids=["3"])
-        errors = [q["error"] for q in report.queues if q["peer_id"] == "3"]
+        errors = [q.error for q in report.queues if q.peer_id == "3"]
         assert errors, report.as_dict()
         expected = f"peer 3: secret file:{token_file}: {token_file} is readable by others (mode 0640); chmod 600 it"
         assert all(e == expected for e in errors), errors

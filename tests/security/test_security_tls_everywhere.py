@@ -79,7 +79,7 @@ def test_a_ship_cycle_runs_with_tls_on_every_connection(secure_stack, spark):
                     client.put("t", f"row{i:02d}".encode(), b"f", b"q", f"v{i}".encode())
             with connected(source_key, **zk_options(conf)) as zk:
                 report = run_cycle(zk, source_key, conf, runner=runner_for(conf, spark))
-            assert report.queues and all(q["status"] == "ok" for q in report.queues), report.as_dict()
+            assert report.queues and all(q.status == "ok" for q in report.queues), report.as_dict()
             rows = table_state(spark, peer, "t")
             assert rows == table_state(spark, source, "t")
             assert {r[0] for r in rows} == {f"row{i:02d}".encode() for i in range(30)}

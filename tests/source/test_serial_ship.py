@@ -94,24 +94,24 @@ def test_versions_reach_a_serial_peer_in_write_order_across_moves_and_a_failover
     waited = 0
     try:
         time.sleep(1.0)
-        waited += cycle(pair, spark).peers["s1"]["waiting_queues"]
+        waited += cycle(pair, spark).peers["s1"].waiting_queues
         victim = pair.source.servers[0]  # one of the servers from before the join
         joined = pair.source.start_region_server()  # rows move: a new server takes a share of every table
         time.sleep(1.0)
-        waited += cycle(pair, spark).peers["s1"]["waiting_queues"]
+        waited += cycle(pair, spark).peers["s1"].waiting_queues
         pair.source.kill(victim)  # rows move again, first by the client (re-route), then by ZooKeeper
         pair.source.wait_until_dead(victim)
         with connected(pair.source_key) as zk:
             failover_once(zk, pair.source_key, pair.conf)
         time.sleep(1.0)
-        waited += cycle(pair, spark).peers["s1"]["waiting_queues"]
+        waited += cycle(pair, spark).peers["s1"].waiting_queues
     finally:
         stop.set()
         load.join(30)
     for _ in range(20):
         report = cycle(pair, spark)
-        waited += report.peers["s1"]["waiting_queues"]
-        if report.peers["s1"]["entries_read"] == 0 and report.peers["s1"]["waiting_queues"] == 0:
+        waited += report.peers["s1"].waiting_queues
+        if report.peers["s1"].entries_read == 0 and report.peers["s1"].waiting_queues == 0:
             break
     else:
         pytest.fail(f"the serial peer did not catch up: {report.queues}")

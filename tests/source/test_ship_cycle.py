@@ -40,14 +40,14 @@ def test_puts_and_deletes_reach_the_peer_for_global_families_only(pair, peer_1, 
         client.delete(table, b"row0002")  # the whole row (DeleteFamily per family)
     report = cycle(pair, spark)
     assert report.spark_job
-    assert all(q["status"] == "ok" for q in report.queues), report.queues
+    assert all(q.status == "ok" for q in report.queues), report.queues
     peer = report.peers["1"]
-    assert peer["rows_shipped"] >= 200 and peer["bytes_shipped"] > 0 and peer["entries_shipped"] >= 1
+    assert peer.rows_shipped >= 200 and peer.bytes_shipped > 0 and peer.entries_shipped >= 1
     expected = table_state(spark, pair.source, table, families=["f1"])
     assert len(expected) == 198  # row0001 (its one version deleted) and row0002 are gone
     assert table_state(spark, pair.peer, table) == expected  # f1 equal, nothing of f0
     again = cycle(pair, spark)
-    assert sum(q["metrics"].get("shippedOps", 0) for q in again.queues) == 0
+    assert sum(q.metrics.get("shippedOps", 0) for q in again.queues) == 0
 
 
 def test_positions_advance_and_finished_wals_leave_the_queue(pair, peer_1, spark):
@@ -76,8 +76,8 @@ def test_system_tables_never_ship(pair, peer_1, spark):
     with pair.source.client() as client:
         client.put("hbase:metax", b"r", b"info", b"q", b"v")
     report = cycle(pair, spark)
-    assert all(q["status"] == "ok" for q in report.queues), report.queues
-    assert sum(q["metrics"]["logEditsFiltered"] for q in report.queues) >= 1
+    assert all(q.status == "ok" for q in report.queues), report.queues
+    assert sum(q.metrics["logEditsFiltered"] for q in report.queues) >= 1
 
 
 def test_table_missing_on_peer_is_a_clear_error_and_positions_stay(pair, peer_1, spark):
@@ -90,14 +90,14 @@ def test_table_missing_on_peer_is_a_clear_error_and_positions_stay(pair, peer_1,
         before = storage.snapshot().as_dict()
         report = run_cycle(zk, pair.source_key, pair.conf, runner=runner_for(pair.conf, spark))
         after = storage.snapshot().as_dict()
-    failed = [q for q in report.queues if q["status"] == "failed"]
-    assert failed and all(table in q["error"] for q in failed), report.queues
+    failed = [q for q in report.queues if q.status == "failed"]
+    assert failed and all(table in q.error for q in failed), report.queues
     for q in failed:
-        replicator, queue_id = q["queue"].split("/", 1)
+        replicator, queue_id = q.queue.split("/", 1)
         assert after[replicator][queue_id] == before[replicator][queue_id]
     create_table(pair.peer, table, ("f1", 1))  # fix it: the next cycle completes
     report = cycle(pair, spark)
-    assert all(q["status"] == "ok" for q in report.queues), report.queues
+    assert all(q.status == "ok" for q in report.queues), report.queues
     assert table_state(spark, pair.peer, table) == table_state(spark, pair.source, table)
 
 
@@ -119,7 +119,7 @@ def test_disabled_peer_keeps_its_wals_and_catches_up_after_enable(pair, peer_1, 
     finally:
         set_peer_state(pair, "1", enabled=True)
     report = cycle(pair, spark)
-    assert all(q["status"] == "ok" for q in report.queues), report.queues
+    assert all(q.status == "ok" for q in report.queues), report.queues
     assert table_state(spark, pair.peer, table) == table_state(spark, pair.source, table)
 
 
@@ -136,10 +136,10 @@ def test_two_cycles_at_once_never_ship_the_same_peer_twice(pair, peer_1, spark):
         assert second.peers == [] and "cycle-one" in second.busy_peers["1"]
         ship_step(first.manifest_path, pair.conf, runner=runner_for(pair.conf, spark))
         report = commit_step(zk, pair.source_key, pair.conf, first.manifest_path, owner="cycle-one")
-        assert report.peers["1"]["rows_shipped"] == 50
+        assert report.peers["1"].rows_shipped == 50
         # a retried commit is a no-op: versions moved on, nothing is recorded twice
         again = commit_step(zk, pair.source_key, pair.conf, first.manifest_path, owner="cycle-one")
-        assert all(not q["committed"] or q["commit_note"] for q in again.queues)
+        assert all(not q.committed or q.commit_note for q in again.queues)
         # the lease is free again
         assert snapshot_step(zk, pair.source_key, pair.conf, owner="cycle-two").peers == ["1"]
         commit_step(

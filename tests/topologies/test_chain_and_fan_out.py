@@ -77,7 +77,7 @@ def test_fan_out_with_one_peer_disabled_then_caught_up(topology, spark):
         client.flush(table)
     write_rows(a, table, half, ROWS - half)
     reports = drain(a, spark)
-    assert all(r.peers["c"]["state"] == "DISABLED" and r.peers["c"]["rows_shipped"] == 0 for r in reports)
+    assert all(r.peers["c"].state == "DISABLED" and r.peers["c"].rows_shipped == 0 for r in reports)
     to_b += sum(shipped_rows(r, "b") for r in reports)
     assert to_b == ROWS, "B keeps getting every edit while C is disabled"
     assert verify(spark, a, b, table).counters["BADROWS"] == 0

@@ -48,7 +48,7 @@ def test_a_three_cluster_cycle_delivers_every_row_exactly_once_everywhere(topolo
             report = cycle(cluster, spark)
             assert not failed_queues(report), report.queues
             shipped[name] += shipped_rows(report)
-            filtered[name] += report.peers["1"]["filtered"]
+            filtered[name] += report.peers["1"].filtered
             moved += shipped_rows(report)
         if moved == 0:
             break

@@ -44,7 +44,7 @@ def test_two_way_edits_arrive_exactly_once_and_never_loop(topology, spark):
         assert not failed_queues(report_a) and not failed_queues(report_b), (report_a.queues, report_b.queues)
         to_b += shipped_rows(report_a)
         to_a += shipped_rows(report_b)
-        filtered_on_b += report_b.peers["1"]["filtered"]
+        filtered_on_b += report_b.peers["1"].filtered
     assert to_b == ROWS + 10, "every edit made on A reaches B exactly once"
     assert to_a == ROWS + 10, "every edit made on B reaches A exactly once"
     assert filtered_on_b > 0, "A's edits applied on B are filtered by cluster-id marking, not shipped back"
