@@ -55,14 +55,7 @@ class NoMetaLocation(HbrepError):
 
 def parse_meta_region_server(data: bytes | None, what: str = "meta-region-server") -> tuple[str, int, int]:
     """(host, port, start code) of the ``meta-region-server`` value; BadZNodeData naming ``what`` otherwise."""
-    data = codec.strip_metadata(data) or b""
-    if not data.startswith(codec.PB_MAGIC):
-        raise codec.BadZNodeData(f"{what}: not PBUF + MetaRegionServer (HBase 2.x writes that)")
-    message = codec._parse(Client_pb2.MetaRegionServer, data, what)
-    server = message.server
-    if not server.host_name or not 0 < server.port < 65536:
-        raise codec.BadZNodeData(f"{what}: hbase:meta's ServerName has no host or port")
-    return server.host_name, server.port, server.start_code
+    return codec.parse_server_znode(data, Client_pb2.MetaRegionServer, "server", what, "hbase:meta's")
 
 
 class MetaLocator:

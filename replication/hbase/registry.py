@@ -59,14 +59,7 @@ def parse_master_znode(data: bytes | None, what: str = "master znode") -> Master
 
     Raises BadZNodeData naming ``what`` for anything else (empty, no magic, a bad protobuf, no port).
     """
-    data = codec.strip_metadata(data) or b""
-    if not data.startswith(codec.PB_MAGIC):
-        raise codec.BadZNodeData(f"{what}: not PBUF + Master (HBase 2.x writes that)")
-    master = codec._parse(ZooKeeper_pb2.Master, data, what)
-    server = master.master
-    if not server.host_name or not 0 < server.port < 65536:
-        raise codec.BadZNodeData(f"{what}: the master's ServerName has no host or port")
-    return MasterAddress(server.host_name, server.port, server.start_code)
+    return MasterAddress(*codec.parse_server_znode(data, ZooKeeper_pb2.Master, "master", what, "the master's"))
 
 
 def master_znode_bytes(address: MasterAddress, info_port: int = 0) -> bytes:

@@ -61,6 +61,21 @@ def _parse(message_cls, data: bytes, what: str):
     return message
 
 
+def parse_server_znode(
+    data: bytes | None, message_cls, server_field: str, what: str, whose: str
+) -> tuple[str, int, int]:
+    """(host, port, start code) of the ServerName in field ``server_field`` of a ``PBUF`` + ``message_cls`` znode
+    value (HBase's ``master`` and ``meta-region-server`` znodes; ZooKeeper's metadata prefix stripped).
+    BadZNodeData naming ``what`` for anything else; ``whose`` names the server in that message."""
+    data = strip_metadata(data) or b""
+    if not data.startswith(PB_MAGIC):
+        raise BadZNodeData(f"{what}: not PBUF + {message_cls.__name__} (HBase 2.x writes that)")
+    server = getattr(_parse(message_cls, data, what), server_field)
+    if not server.host_name or not 0 < server.port < 65536:
+        raise BadZNodeData(f"{what}: {whose} ServerName has no host or port")
+    return server.host_name, server.port, server.start_code
+
+
 def position_to_bytes(position: int) -> bytes:
     """``ZKUtil.positionToByteArray``: ``PBUF`` + ReplicationHLogPosition{position}."""
     if position < 0:

@@ -177,8 +177,9 @@ def test_peer_config_edited_by_hbreps_shell_commands_is_what_hbase_reads(real_hb
 def test_a_peer_hbrep_enables_ships_every_row_from_hbase_at_once(hbrep_sink, real_hbase):
     """A peer `hbrep add_peer` adds DISABLED, naming the hbrep cluster's HBase-RPC key: rows written while
     it is disabled stay on HBase; `hbrep enable_peer` is the master's EnablePeerProcedure, so HBase's
-    master reports it enabled at once and its region servers ship every cell. hbrep's WAL keys keep
-    HBase's cluster id."""
+    master reports it enabled at once and its region servers ship every cell; `hbrep disable_peer` stops
+    the shipping at once (rows written after it stay on HBase until the peer is enabled again). hbrep's
+    WAL keys keep HBase's cluster id."""
     cluster = real_hbase.layout().cluster_key
     tag = uuid.uuid4().hex[:6]
     peer_id, table = f"a{tag}", f"enabled_{tag}"
@@ -196,6 +197,22 @@ def test_a_peer_hbrep_enables_ships_every_row_from_hbase_at_once(hbrep_sink, rea
         hbrep("enable_peer", peer_id, cluster=cluster)
         assert _peers(real_hbase, peer_id)[peer_id]["is_enabled"] is True  # the master knows at once
         assert_every_cell_arrives(hbrep_sink, table, expected)
+        # and shipping stops at once: hbrep disable_peer is the master's DisablePeerProcedure
+        hbrep("disable_peer", peer_id, cluster=cluster)
+        assert _peers(real_hbase, peer_id)[peer_id]["is_enabled"] is False
+        late = {(b"late%03d" % i, b"a", b"q", 50, b"late%d" % i) for i in range(50)}
+        connection = real_hbase.happybase_connection()
+        try:
+            with connection.table(table).batch(timestamp=50) as batch:
+                for row, _family, _qualifier, _ts, value in sorted(late):
+                    batch.put(row, {b"a:q": value})
+        finally:
+            connection.close()
+        time.sleep(DISABLED_WINDOW_S)
+        assert not late & hbrep_table_cells(hbrep_sink, table), f"{table}: shipped after disable_peer"
+        hbrep("enable_peer", peer_id, cluster=cluster)
+        assert_every_cell_arrives(hbrep_sink, table, expected | late)
+        expected = expected | late
     finally:
         hbrep("remove_peer", peer_id, cluster=cluster)
     assert peer_id not in _peers(real_hbase, peer_id)
