@@ -381,10 +381,11 @@ class ReplicationPeerStorage:
 
     def remove_peer(self, peer_id: str) -> None:
         """Delete the peer (recursively), then its normal and recovered queues on every replicator."""
-        with zk_access(self.paths.peers):
+        with zk_access(self.paths.peer(peer_id)):  # a refusal names the peer's znode, which its ACL guards
             if not self.zk.exists(self.paths.peer(peer_id)):
                 raise PeerNotFound(f"peer {peer_id} does not exist")
             self.zk.delete(self.paths.peer(peer_id), recursive=True)
+        with zk_access(self.paths.peers):
             queues = ReplicationQueueStorage(self.zk, self.paths)
             for server, queue_id in self._queues_of(peer_id):
                 queues.delete_queue(server, queue_id)  # journaled (journal.py)
