@@ -15,7 +15,6 @@ import logging
 import os
 import time
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 from kazoo.client import KazooClient
@@ -30,6 +29,8 @@ from replication.source.manifest import (
     Manifest,
     PeerTask,
     ShipResult,
+    cycle_folder,
+    join_location,
     read_text,
     result_path_for,
     work_dir_for,
@@ -104,9 +105,7 @@ def snapshot_step(
         # commit releases the manifest's peers only: release it now, or it stays leased until it expires
         ShipLease(zk, source.paths, peer_id, owner).release()
         leased.remove(peer_id)
-    folder = Path(work_dir or work_dir_for(conf)) / manifest.cycle_id
-    folder.mkdir(parents=True, exist_ok=True)
-    path = str(folder / "manifest.json")
+    path = join_location(cycle_folder(work_dir or work_dir_for(conf), manifest.cycle_id), "manifest.json")
     write_text(path, manifest.to_json())
     return SnapshotOutcome(path, manifest.cycle_id, len(manifest.queues), leased, busy, disabled)
 
