@@ -2,9 +2,11 @@
 the ship DAG runs on, and ``airflow standalone``.
 
 State lives in ``<state>/`` (default ``.hbrep/airflow-stack``): ``zk/`` (ZooKeeper), ``a/`` and ``b/`` (cluster
-roots), ``spark/`` (Spark Connect), ``airflow/`` (AIRFLOW_HOME), ``stack.json`` (what was started),
+roots), ``spark/`` (Spark Connect), ``postgres/`` (Airflow's metadata database), ``airflow/`` (AIRFLOW_HOME),
+``stack.json`` (what was started),
 ``airflow.log``. ``up`` starts Airflow under ``setsid`` so ``down`` can stop its whole session (scheduler,
-api-server, triggerer, workers) with SIGTERM, and stops the region servers, Spark Connect and ZooKeeper.
+api-server, triggerer, workers) with SIGTERM, and stops the region servers, Spark Connect, PostgreSQL and
+ZooKeeper. Everything ``up`` starts outlives it (``HBREP_DETACHED``: no parent-death signal).
 """
 
 from __future__ import annotations
@@ -20,13 +22,21 @@ from pathlib import Path
 
 from replication.cluster.embedded import start_cluster, stop_servers
 from replication.config import Config
-from replication.devstack.airflow_stack import airflow_command, airflow_environment, start_standalone, stop_session
+from replication.devstack.airflow_stack import (
+    DATABASE_ENV,
+    airflow_command,
+    airflow_environment,
+    metadata_database,
+    start_standalone,
+    stop_session,
+)
 from replication.devstack.dist_stack import DistServices
+from replication.devstack.postgres import PostgresServer
 from replication.devstack.spark_connect import SparkConnectServer
 from replication.devstack.zookeeper import ZooKeeperServer
 from replication.fs import get_filesystem
 from replication.net import port_in_use
-from replication.processes import start_time
+from replication.processes import detached, start_time
 from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
 from replication.zk.peer_storage import ReplicationPeerConfig, ReplicationPeerStorage
 
@@ -46,18 +56,23 @@ def airflow_env(
     port: int,
     spark_port: int | None,
     window_ms: int = SHIP_WINDOW_MS,
+    *,
+    database: str,
     more: dict[str, str] | None = None,
 ) -> dict[str, str]:
-    """The environment of every Airflow process of the stack (loopback only, 4 workers); the ship DAG
-    runs on the Spark Connect server at ``spark_port``, or through spark-submit when it is None;
-    ``more`` is added last (the distributed stack's executor and Spark master)."""
+    """The environment of every Airflow process of the stack (loopback only, 4 workers, the metadata
+    database at the SQLAlchemy URL ``database``); the ship DAG runs on the Spark Connect server at
+    ``spark_port``, or through spark-submit when it is None; ``more`` is added first (the distributed
+    stack's executor and Spark master)."""
     extra = {
         **(more or {}),
         "HBREP_SHIP_SCHEDULE": SHIP_SCHEDULE,
         "HBREP__hbrep__ship__window__ms": str(window_ms),
         "HBREP_VERIFY_START": os.environ.get("HBREP_VERIFY_START") or verify_start(state),
     }
-    return airflow_environment(state / "airflow", source_key, api_port=port, spark_connect_port=spark_port, extra=extra)
+    return airflow_environment(
+        state / "airflow", source_key, database=database, api_port=port, spark_connect_port=spark_port, extra=extra
+    )
 
 
 def verify_start(state: Path) -> str:
@@ -82,18 +97,27 @@ def up(
     window_ms: int = SHIP_WINDOW_MS,
     dist: bool = False,
 ) -> None:
-    """Start everything (see module doc) and print the UI address and how to log in.
+    """Start everything (see module doc), to outlive this process, and print the UI address and how to log in.
 
     ``dist``: the distributed stack (devstack/dist_stack.py): HDFS (cluster a's root and the work dir),
     the Redis broker, a Spark standalone master with two workers and the Connect server on it, the
     CeleryExecutor and two Celery workers; Spark Connect's port is then ``spark_port`` as well."""
     if port_in_use(port):
         raise SystemExit(f"port {port} on 127.0.0.1 is already in use (Airflow's API server); pass --port N")
+    with detached():  # no parent-death signal: the stack runs on after `make up` returns
+        _up(state, zk_port, port, spark_port, mode, window_ms, dist)
+
+
+def _up(state: Path, zk_port: int, port: int, spark_port: int, mode: str, window_ms: int, dist: bool) -> None:
     state.mkdir(parents=True, exist_ok=True)
     zk = ZooKeeperServer(state / "zk", zk_port)
     zk.start()
     stack: dict[str, object] = {"zk_dir": str(state / "zk"), "zk_port": zk_port, "roots": []}
     (state / "stack.json").write_text(json.dumps(stack))
+    database, postgres = metadata_database(state / "postgres", state / "airflow")
+    if postgres is not None:
+        stack["postgres_dir"] = str(postgres.state_dir)
+        (state / "stack.json").write_text(json.dumps(stack))
     services = DistServices(state / "dist", spark_port) if dist else None
     if services is not None:
         stack["dist_dir"] = str(services.state)
@@ -123,7 +147,9 @@ def up(
                 peers.add_peer("1", ReplicationPeerConfig(cluster_key=keys["b"]))
         cluster.zk.stop()  # the processes stay up; `down` stops them by their pid files
     extra = services.airflow_extra() if services else {}
-    env = airflow_env(state, keys["a"], port, spark_port if mode == "connect" else None, window_ms, extra)
+    env = airflow_env(
+        state, keys["a"], port, spark_port if mode == "connect" else None, window_ms, database=database, more=extra
+    )
     airflow_command(env, "db", "migrate")
     airflow_command(env, "pools", "set", "zookeeper", "4", "protects the ZooKeeper ensemble")
     airflow = start_standalone(env, state / "airflow.log", timeout=240)
@@ -139,6 +165,11 @@ def up(
     password = airflow.admin_password()
     print(f"Airflow UI:        http://127.0.0.1:{port}/   (log in as admin / {password}; file {password_file})")
     print(f"Replication view:  http://127.0.0.1:{port}/hbrep/")
+    if postgres is not None:
+        print(f"Airflow database:  PostgreSQL on 127.0.0.1:{postgres.port}, database airflow "
+              f"(user hbrep, password in {postgres.state_dir / 'password'})")  # fmt: skip
+    else:
+        print(f"Airflow database:  SQLite {state / 'airflow' / 'airflow.db'} ({DATABASE_ENV}=sqlite)")
     print(f"Source cluster a:  {keys['a']} (table t1, family f replicated to peer 1 = {keys['b']})")
     if mode == "connect":
         print(f"Spark Connect:     {spark.url} (the ship DAG's engine; hbrep spark status --state {spark.state_dir})")
@@ -150,7 +181,7 @@ def up(
 
 
 def down(state: Path, clean: bool = False) -> None:
-    """Stop what ``up`` started: the Airflow session, the region servers, ZooKeeper.
+    """Stop what ``up`` started: the Airflow session, the region servers, Spark Connect, PostgreSQL, ZooKeeper.
 
     The clusters' state (ZooKeeper data, WALs, tables, Airflow's database) is kept for the next ``up``
     unless ``clean`` is set, which removes the whole state folder once everything is stopped.
@@ -177,9 +208,11 @@ def down(state: Path, clean: bool = False) -> None:
         SparkConnectServer(stack["spark_dir"]).stop()
     if dist is not None:
         dist.stop()
+    if stack.get("postgres_dir"):
+        PostgresServer(stack["postgres_dir"]).stop()
     ZooKeeperServer(stack["zk_dir"], int(stack["zk_port"])).stop()
     path.unlink()
-    print("stopped Airflow, the region servers, Spark Connect and ZooKeeper"
+    print("stopped Airflow, the region servers, Spark Connect, PostgreSQL and ZooKeeper"
           + (", the Celery workers, Spark's master and workers, Redis and HDFS" if dist else ""))  # fmt: skip
     _remove_state(state, clean)
 

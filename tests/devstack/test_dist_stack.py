@@ -6,7 +6,7 @@ master with two workers and the Spark Connect server on it; Airflow with the Cel
 Celery workers, each with its own HOME, temp dir, working dir and Airflow home. The tests run in order
 on it: the DAGs on their schedules, a ship run spread over both workers, then the chaos steps (a Celery
 worker SIGKILLed mid-ship, a Spark worker SIGKILLed mid-job, the broker restarted), each ending with the
-sets of row keys and cells compared on both clusters.
+sets of row keys and cells compared on both clusters, then PostgreSQL (Airflow's metadata database) restarted.
 """
 
 from __future__ import annotations
@@ -23,7 +23,12 @@ import pytest
 
 from replication.config import Config
 from replication.devstack.airflow_api import AirflowApi
-from replication.devstack.airflow_stack import AirflowStandalone, airflow_environment, start_standalone
+from replication.devstack.airflow_stack import (
+    AirflowStandalone,
+    airflow_environment,
+    launch_standalone,
+    metadata_database,
+)
 from replication.devstack.dist_stack import DistServices
 from replication.devstack.zookeeper import ZooKeeperServer
 from replication.net import free_port
@@ -48,6 +53,7 @@ class Dist:
     airflow: AirflowStandalone
     api: AirflowApi
     env: dict[str, str]
+    postgres: Any  # PostgresServer, or None when HBREP_AIRFLOW_DB=sqlite asks for SQLite
 
     def write(self, count: int, size: int = 200) -> set[bytes]:
         """``count`` new rows on the source (one cell each); their keys."""
@@ -103,20 +109,13 @@ def dist(tmp_path_factory) -> Iterator[Dist]:
         zk = ZooKeeperServer(state / "zk", free_port())
         zk.start()
         stack.callback(zk.stop)
+        database, postgres = metadata_database(state / "postgres", state / "airflow")
+        if postgres is not None:
+            stack.callback(postgres.stop)  # after Airflow's and the workers' stop (callbacks run last first)
         services = DistServices(state / "dist")
         stack.callback(services.stop)
-        services.start_shared()
-        conf = Config.load(env={}, overrides=CLUSTER_CONF)
+        services.redis.start()
         source_key, peer_key = f"{zk.hosts}:/hbase-a", f"{zk.hosts}:/hbase-b"
-        peer = start_cluster(peer_key, str(state / "b"), 1, conf=conf, name="dist-b")
-        stack.callback(peer.stop)
-        source = start_cluster(source_key, services.source_root(), 1, conf=conf, name="dist-a")
-        stack.callback(source.stop)
-        for cluster in (peer, source):
-            TableRegistry(*get_filesystem(cluster.root)).create(
-                TableDescriptor.of(TABLE, ColumnFamilyDescriptor("f", scope=1))
-            )
-        ReplicationPeerStorage(source.zk, source.paths).add_peer("1", ReplicationPeerConfig(cluster_key=peer_key))
         extra = {
             **services.airflow_extra(),
             "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "True",
@@ -126,18 +125,36 @@ def dist(tmp_path_factory) -> Iterator[Dist]:
             "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT": "20",
             "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT_DETECTION_INTERVAL": "5",
         }
-        env = airflow_environment(state / "airflow", source_key, api_port=free_port(),
+        env = airflow_environment(state / "airflow", source_key, database=database, api_port=free_port(),
                                   spark_connect_port=services.connect.port, extra=extra)  # fmt: skip
-        airflow = start_standalone(env, state / "airflow.log", timeout=600)
+        # Airflow (migration, then its components) and the Celery workers come up while HDFS and Spark start
+        airflow = launch_standalone(env, state / "airflow.log")
         stack.callback(airflow.stop)
-        services.start_workers(env)
+        for worker in services.workers:
+            worker.start(env)
+        services.hdfs.start()
+        services.spark.start()
+        services.connect.start(timeout=300)
+        conf = Config.load(env={}, overrides=CLUSTER_CONF)
+        peer = start_cluster(peer_key, str(state / "b"), 1, conf=conf, name="dist-b")
+        stack.callback(peer.stop)
+        source = start_cluster(source_key, services.source_root(), 1, conf=conf, name="dist-a")
+        stack.callback(source.stop)
+        for cluster in (peer, source):
+            TableRegistry(*get_filesystem(cluster.root)).create(
+                TableDescriptor.of(TABLE, ColumnFamilyDescriptor("f", scope=1))
+            )
+        ReplicationPeerStorage(source.zk, source.paths).add_peer("1", ReplicationPeerConfig(cluster_key=peer_key))
+        airflow.wait_ready(timeout=600)
+        for worker in services.workers:
+            worker.wait_ready()
         api = AirflowApi(airflow.url, "admin", airflow.admin_password())
         stack.callback(api.close)
         api.call("POST", "/pools", json={"name": "zookeeper", "slots": 4, "include_deferred": False,
                                          "description": "protects the ZooKeeper ensemble"})  # fmt: skip
         for dag_id in (SHIP, "hbrep_failover", "hbrep_log_cleaner"):
             api.wait_for_dag(dag_id, timeout=300)
-        yield Dist(services, source, peer, source_key, airflow, api, env)
+        yield Dist(services, source, peer, source_key, airflow, api, env, postgres)
 
 
 def _hosts(api: AirflowApi, run_id: str) -> dict[str, str]:
@@ -240,6 +257,21 @@ def test_the_broker_restarted_loses_nothing(dist):
     deadline = time.monotonic() + 240  # and the workers take new tasks from the restarted broker
     while not [r for r in dist.api.runs(SHIP) if r["dag_run_id"] not in before and r["state"] == "success"]:
         assert time.monotonic() < deadline, "no ship run succeeded after the broker restart"
+        time.sleep(5)
+
+
+def test_postgresql_restarted_loses_nothing(dist):
+    if dist.postgres is None:
+        pytest.skip("HBREP_AIRFLOW_DB=sqlite: no PostgreSQL server to restart")
+    keys = dist.write(500)
+    dist.postgres.stop()
+    keys |= dist.write(500)  # written while Airflow's database is down
+    dist.postgres.start()
+    before = {r["dag_run_id"] for r in dist.api.runs(SHIP)}
+    assert keys <= rows_of(dist.wait_same())
+    deadline = time.monotonic() + 240  # the scheduler, API server and workers carry on on the restarted database
+    while not [r for r in dist.api.runs(SHIP) if r["dag_run_id"] not in before and r["state"] == "success"]:
+        assert time.monotonic() < deadline, "no ship run succeeded after PostgreSQL's restart"
         time.sleep(5)
 
 
