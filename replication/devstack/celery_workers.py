@@ -28,7 +28,7 @@ from pathlib import Path
 
 from replication.devstack.airflow_stack import session_pids
 from replication.errors import HbrepError
-from replication.processes import pid_alive, read_pid_file, reap, signal_group, write_pid_file
+from replication.processes import dies_with_parent, pid_alive, read_pid_file, reap, signal_group, write_pid_file
 
 HOSTNAME_ENV = "HBREP_WORKER_HOSTNAME"
 HOSTNAME_CALLABLE = "replication.devstack.celery_workers.worker_hostname"
@@ -111,7 +111,8 @@ class CeleryWorker:
                    "--concurrency", str(self.concurrency), "--skip-serve-logs", "--without-mingle"]  # fmt: skip
         with open(self.log_file, "ab") as log:
             process = subprocess.Popen(command, env=env, cwd=self.folder / "work", stdout=log, stderr=subprocess.STDOUT,
-                                       stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+                                       stdin=subprocess.DEVNULL, start_new_session=True,
+                                       preexec_fn=dies_with_parent())  # fmt: skip
         write_pid_file(self.pid_file, process.pid)
         return process.pid
 

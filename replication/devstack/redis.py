@@ -23,7 +23,7 @@ from pathlib import Path
 
 from replication.errors import HbrepError
 from replication.net import LOOPBACK, free_port, port_in_use
-from replication.processes import pid_alive, read_pid_file, reap, signal_group, write_pid_file
+from replication.processes import dies_with_parent, pid_alive, read_pid_file, reap, signal_group, write_pid_file
 
 NAME = "redis"
 
@@ -119,7 +119,8 @@ class RedisServer:
         conf = self.state_dir / "redis.conf"
         conf.write_text(self.config())
         process = subprocess.Popen([binary, str(conf)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.DEVNULL, cwd=self.state_dir, start_new_session=True)  # fmt: skip
+                                   stderr=subprocess.DEVNULL, cwd=self.state_dir, start_new_session=True,
+                                   preexec_fn=dies_with_parent())  # fmt: skip
         write_pid_file(self.pid_file, process.pid)
         deadline = time.monotonic() + timeout
         while not ping(self.port):
