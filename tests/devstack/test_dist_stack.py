@@ -148,7 +148,8 @@ def dist(tmp_path_factory) -> Iterator[Dist]:
         airflow.wait_ready(timeout=600)
         for worker in services.workers:
             worker.wait_ready()
-        api = AirflowApi(airflow.url, "admin", airflow.admin_password())
+        # 180 s per call: on this 2-core machine shared with other runs (load average 35) one GET took over 60 s
+        api = AirflowApi(airflow.url, "admin", airflow.admin_password(), timeout=180)
         stack.callback(api.close)
         api.call("POST", "/pools", json={"name": "zookeeper", "slots": 4, "include_deferred": False,
                                          "description": "protects the ZooKeeper ensemble"})  # fmt: skip
