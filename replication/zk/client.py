@@ -7,7 +7,7 @@ import logging
 from collections.abc import Iterator
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import AuthFailedError
+from kazoo.exceptions import AuthFailedError, SessionClosedRequireSaslError
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.retry import KazooRetry
 
@@ -120,11 +120,18 @@ def connect(
     )
     try:
         client.start(timeout=timeout)
-        if kerberos is not None:
-            client.exists("/")  # kazoo reports CONNECTED before the SASL exchange ends: wait for its outcome
+        # kazoo reports CONNECTED before a SASL exchange ends, and a ZooKeeper that demands SASL closes a session
+        # without it at its first request: one request now turns either outcome into one clear error
+        client.exists("/")
     except KazooTimeoutError:
         _close(client)
         raise ZooKeeperUnavailable(f"ZooKeeper at {key.hosts} did not answer within {timeout:.0f}s") from None
+    except SessionClosedRequireSaslError:
+        _close(client)
+        raise ZooKeeperUnavailable(
+            f"ZooKeeper at {key.hosts} demands Kerberos (SASL): set hbase.security.authentication=kerberos, "
+            "hbase.client.kerberos.principal and hbase.client.keytab.file"
+        ) from None
     except AuthFailedError:
         _close(client)
         raise KerberosError(

@@ -55,10 +55,12 @@ class KerberizedZooKeeper:
 
 
 @pytest.fixture(scope="module")
-def kerberized_zk(tmp_path_factory) -> Iterator[KerberizedZooKeeper]:
+def kerberized_zk(request, tmp_path_factory) -> Iterator[KerberizedZooKeeper]:
+    """The stack of one module; its tickets live ``TICKET_LIFETIME_S`` (a module constant; default an hour)."""
     saved = {name: os.environ.get(name) for name in KRB5_VARIABLES}
     root = tmp_path_factory.mktemp("kerberized")
-    kdc = MitKdc(root / "kdc")
+    lifetime = getattr(request.module, "TICKET_LIFETIME_S", 3600)
+    kdc = MitKdc(root / "kdc", ticket_lifetime_s=lifetime, renew_lifetime_s=lifetime)
     kdc.start()
     zookeeper = None
     try:

@@ -94,6 +94,15 @@ def test_refusals_are_one_line_and_nothing_is_written(kerberized_zk, cluster_key
     assert _peer_ids(kerberized_zk, cluster_key) == ["1"]
 
 
+def test_a_command_without_kerberos_is_told_that_zookeeper_demands_it(kerberized_zk, cluster_key):
+    env = kerberized_zk.cli_env(hbase_security_authentication="simple")
+    refused = hbrep("--cluster", cluster_key, "list_peers", env=env)
+    assert error_line(refused) == (
+        f"hbrep: error: ZooKeeper at 127.0.0.1:{kerberized_zk.zookeeper.port} demands Kerberos (SASL): set "
+        "hbase.security.authentication=kerberos, hbase.client.kerberos.principal and hbase.client.keytab.file"
+    )
+
+
 def test_a_keytab_without_its_principal_is_a_configuration_error(kerberized_zk, cluster_key):
     refused = hbrep(
         "--cluster", cluster_key, "list_peers", env=kerberized_zk.cli_env(hbase_client_kerberos_principal="")
