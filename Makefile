@@ -95,7 +95,8 @@ down:
 # MIT Kerberos from Debian: the KDC the Kerberos tests start per run (replication/devstack/kdc.py), kinit/klist,
 # and the headers the `kerberos` wheel (pure-sasl's GSSAPI binding) is built against. Nothing is started here.
 krb5:
-	@command -v krb5kdc >/dev/null && command -v kinit >/dev/null && command -v krb5-config >/dev/null || \
+	@test -x /usr/sbin/krb5kdc && test -x /usr/sbin/kadmin.local && command -v kinit >/dev/null && \
+	  command -v krb5-config >/dev/null || \
 	  (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y krb5-kdc krb5-admin-server krb5-user libkrb5-dev)
 
 # Headless Chromium for the Replication view test (tests/plugins/test_replication_view.py).

@@ -9,30 +9,32 @@ from replication.errors import ConfigError
 from replication.kerberos import KerberosError, KerberosIdentity, _explain, check_keytab, kerberos_identity
 
 
-def _conf(**values: str) -> Config:
-    return Config.load(env={}, overrides={key.replace("_", "."): value for key, value in values.items()})
+def _conf(values: dict[str, str] | None = None) -> Config:
+    return Config.load(env={}, overrides=values or {})
 
 
 def test_simple_authentication_asks_for_no_kerberos_identity():
     assert kerberos_identity(_conf()) is None
-    assert kerberos_identity(_conf(hbase_security_authentication="simple")) is None
+    assert kerberos_identity(_conf({"hbase.security.authentication": "simple"})) is None
 
 
 def test_kerberos_takes_hbases_principal_and_keytab_keys():
     conf = _conf(
-        hbase_security_authentication="kerberos",
-        hbase_client_kerberos_principal="hbrep/h@R",
-        hbase_client_keytab_file="/k",
+        {
+            "hbase.security.authentication": "kerberos",
+            "hbase.client.kerberos.principal": "hbrep/h@R",
+            "hbase.client.keytab.file": "/k",
+        }
     )
     assert kerberos_identity(conf) == KerberosIdentity("hbrep/h@R", "/k")
-    assert kerberos_identity(_conf(hbase_security_authentication="KERBEROS")) == KerberosIdentity()
+    assert kerberos_identity(_conf({"hbase.security.authentication": "KERBEROS"})) == KerberosIdentity()
 
 
 def test_a_keytab_without_a_principal_and_an_unknown_method_are_refused():
     with pytest.raises(ConfigError, match=r"hbase\.client\.keytab\.file is set but hbase\.client\.kerberos\.principal"):
-        kerberos_identity(_conf(hbase_security_authentication="kerberos", hbase_client_keytab_file="/k"))
+        kerberos_identity(_conf({"hbase.security.authentication": "kerberos", "hbase.client.keytab.file": "/k"}))
     with pytest.raises(ConfigError, match=r"hbase\.security\.authentication"):
-        _conf(hbase_security_authentication="digest")
+        _conf({"hbase.security.authentication": "digest"})
 
 
 def test_only_a_readable_keytab_file_passes(tmp_path):
