@@ -16,6 +16,7 @@ is wrong (no ticket, a principal the keytab has no key for, a keytab that cannot
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,8 +78,11 @@ def login(identity: KerberosIdentity) -> None:
     if not identity.keytab:
         return
     check_keytab(identity.keytab)
-    os.environ["KRB5_CLIENT_KTNAME"] = str(Path(identity.keytab).resolve())
-    os.environ["KRB5CCNAME"] = f"MEMORY:hbrep-{os.getpid()}-{identity.principal}"
+    keytab = str(Path(identity.keytab).resolve())
+    # one cache per (principal, keytab): tickets of another login never serve this one
+    login_id = hashlib.sha256(f"{identity.principal}\0{keytab}".encode()).hexdigest()[:16]
+    os.environ["KRB5_CLIENT_KTNAME"] = keytab
+    os.environ["KRB5CCNAME"] = f"MEMORY:hbrep-{os.getpid()}-{login_id}"
 
 
 def check_login(identity: KerberosIdentity, service: str, host: str) -> None:
