@@ -29,7 +29,7 @@ from pathlib import Path
 
 from replication.errors import HbrepError
 from replication.net import LOOPBACK, free_port, port_in_use
-from replication.processes import pid_alive, read_pid_file, reap, signal_group, write_pid_file
+from replication.processes import dies_with_parent, pid_alive, read_pid_file, reap, signal_group, write_pid_file
 
 DEFAULT_REALM = "HBREP.TEST"
 ENCTYPES = "aes256-cts-hmac-sha1-96 aes128-cts-hmac-sha1-96"
@@ -169,6 +169,7 @@ class MitKdc:
                 stderr=subprocess.STDOUT,
                 env={**os.environ, **self.env()},
                 start_new_session=True,
+                preexec_fn=dies_with_parent(),  # a killed test run leaves no KDC behind
             )
         write_pid_file(self.pid_file, process.pid)
         deadline = time.monotonic() + timeout
