@@ -11,7 +11,7 @@ export GX_ANALYTICS_ENABLED := false
 export PYSPARK_PYTHON := $(CURDIR)/$(VENV)/bin/python
 export PYSPARK_DRIVER_PYTHON := $(CURDIR)/$(VENV)/bin/python
 
-.PHONY: demo-hbase install test test-fast demo bench lint fmt lock proto clean up down chaos chromium redis fuzz postgresql
+.PHONY: krb5 demo-hbase install test test-fast demo bench lint fmt lock proto clean up down chaos chromium redis fuzz postgresql
 
 install: $(STAMP)
 
@@ -19,7 +19,7 @@ install: $(STAMP)
 # --compile-bytecode: .pyc files written at install, as pip does by default (uv does not). Without them a
 # process whose environment sets PYTHONDONTWRITEBYTECODE (this machine's does) compiles every module it imports,
 # in each Airflow task, Spark Python worker and region server it starts.
-$(STAMP): pyproject.toml constraints.txt
+$(STAMP): pyproject.toml constraints.txt | krb5
 	@command -v java >/dev/null || { echo "hbrep: java not found (Java 17 is required for ZooKeeper and Spark)"; exit 1; }
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@test -x $(UV) || $(VENV)/bin/pip install -q uv==0.13.9
@@ -97,6 +97,13 @@ down:
 # Debian's Redis server: the distributed stack's Celery broker (replication/devstack/redis.py).
 redis:
 	@command -v redis-server >/dev/null || (apt-get update && apt-get install -y --no-install-recommends redis-server)
+
+# MIT Kerberos from Debian: the KDC the Kerberos tests start per run (replication/devstack/kdc.py), kinit/klist,
+# and the headers the `kerberos` wheel (pure-sasl's GSSAPI binding) is built against. Nothing is started here.
+krb5:
+	@test -x /usr/sbin/krb5kdc && test -x /usr/sbin/kadmin.local && command -v kinit >/dev/null && \
+	  command -v krb5-config >/dev/null || \
+	  (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y krb5-kdc krb5-admin-server krb5-user libkrb5-dev)
 
 # Headless Chromium for the Replication view test (tests/plugins/test_replication_view.py).
 chromium:

@@ -172,6 +172,19 @@ BEHAVIOUR: dict[str, list[str]] = {
     "replication.bad.sink.threshold": [
         "tests/source/test_endpoint_keys.py::test_bad_sink_threshold_is_how_many_failures_drop_a_sink"
     ],
+    # tests/secure/conftest.py sets the three keys (KerberizedZooKeeper.settings) for every command it runs
+    "hbase.security.authentication": [
+        "tests/secure/test_zookeeper_sasl.py::test_hbrep_commands_authenticate_with_kerberos_and_their_znodes_belong_to_its_identity",
+        "tests/test_kerberos.py::test_simple_authentication_asks_for_no_kerberos_identity",
+    ],
+    "hbase.client.kerberos.principal": [
+        "tests/secure/test_zookeeper_sasl.py::test_refusals_are_one_line_and_nothing_is_written",
+        "tests/test_kerberos.py::test_kerberos_takes_hbases_principal_and_keytab_keys",
+    ],
+    "hbase.client.keytab.file": [
+        "tests/secure/test_zookeeper_sasl.py::test_refusals_are_one_line_and_nothing_is_written",
+        "tests/test_kerberos.py::test_kerberos_takes_hbases_principal_and_keytab_keys",
+    ],
 }
 
 # Read by hbrep; no test yet changes the key and checks the effect (tests exist for several of them that

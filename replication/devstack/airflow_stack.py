@@ -25,6 +25,7 @@ from pathlib import Path
 import httpx
 
 from replication.devstack.postgres import PostgresServer
+from replication.processes import dies_with_parent
 
 REPO = Path(__file__).resolve().parents[2]
 # Airflow's [scheduler] scheduler_idle_sleep_time for the embedded stack, in seconds (see airflow_environment)
@@ -219,9 +220,13 @@ def admin_password(home: Path) -> str:
 # not configurable in Airflow 3). With ``--skip-serve-logs`` nothing listens but the API server on
 # 127.0.0.1; it reads task logs from the shared log folder of this one machine, as the local executor
 # writes them. ``wait -n`` then ``kill 0``: when one component dies, the whole session stops, so a
-# broken stack is seen at once rather than half running.
+# broken stack is seen at once rather than half running. SIGHUP is the shell's parent-death signal (a test
+# or the demo launched it, see launch_standalone): it stops the whole session, SIGTERM then SIGKILL; the
+# migration runs in the background so that the trap runs at once, not when it ends.
 _COMPONENTS = """set -e
-"$AIRFLOW" db migrate
+trap 'trap "" TERM HUP; kill -TERM 0; sleep 10; kill -KILL 0' HUP
+"$AIRFLOW" db migrate &
+wait $!
 "$AIRFLOW" scheduler --skip-serve-logs &
 "$AIRFLOW" triggerer --skip-serve-logs &
 "$AIRFLOW" dag-processor &
@@ -238,6 +243,8 @@ def launch_standalone(env: Mapping[str, str], log: Path) -> AirflowStandalone:
     triggerer and API server with the local executor and the simple auth manager, none of them serving
     logs on a port of its own) in a new session under ``env`` (see :func:`airflow_environment` with
     ``api_port``), output appended to ``log``; returns at once (see :meth:`AirflowStandalone.wait_ready`).
+    The session stops when this process dies, unless it runs under :func:`replication.processes.detached`
+    (``make up``).
     """
     env = {
         **env,
@@ -248,7 +255,8 @@ def launch_standalone(env: Mapping[str, str], log: Path) -> AirflowStandalone:
     }
     with open(log, "ab") as out:
         proc = subprocess.Popen(["bash", "-c", _COMPONENTS], env=env, stdout=out, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+                                stdin=subprocess.DEVNULL, start_new_session=True,
+                                preexec_fn=dies_with_parent(signal.SIGHUP))  # fmt: skip
     return AirflowStandalone(Path(env["AIRFLOW_HOME"]), int(env["AIRFLOW__API__PORT"]), proc, log)
 
 

@@ -6,7 +6,7 @@ master with two workers and the Spark Connect server on it; Airflow with the Cel
 Celery workers, each with its own HOME, temp dir, working dir and Airflow home. The tests run in order
 on it: the DAGs on their schedules, a ship run spread over both workers, then the chaos steps (a Celery
 worker SIGKILLed mid-ship, a Spark worker SIGKILLed mid-job, the broker restarted), each ending with the
-sets of row keys and cells compared on both clusters, then PostgreSQL (Airflow's metadata database) restarted.
+sets of row keys and cells compared on both clusters.
 """
 
 from __future__ import annotations
@@ -258,21 +258,6 @@ def test_the_broker_restarted_loses_nothing(dist):
     deadline = time.monotonic() + 240  # and the workers take new tasks from the restarted broker
     while not [r for r in dist.api.runs(SHIP) if r["dag_run_id"] not in before and r["state"] == "success"]:
         assert time.monotonic() < deadline, "no ship run succeeded after the broker restart"
-        time.sleep(5)
-
-
-def test_postgresql_restarted_loses_nothing(dist):
-    if dist.postgres is None:
-        pytest.skip("HBREP_AIRFLOW_DB=sqlite: no PostgreSQL server to restart")
-    keys = dist.write(500)
-    dist.postgres.stop()
-    keys |= dist.write(500)  # written while Airflow's database is down
-    dist.postgres.start()
-    before = {r["dag_run_id"] for r in dist.api.runs(SHIP)}
-    assert keys <= rows_of(dist.wait_same())
-    deadline = time.monotonic() + 240  # the scheduler, API server and workers carry on on the restarted database
-    while not [r for r in dist.api.runs(SHIP) if r["dag_run_id"] not in before and r["state"] == "success"]:
-        assert time.monotonic() < deadline, "no ship run succeeded after PostgreSQL's restart"
         time.sleep(5)
 
 

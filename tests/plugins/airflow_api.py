@@ -21,6 +21,7 @@ from pathlib import Path
 
 from replication.devstack.airflow_stack import airflow_environment, metadata_database
 from replication.net import free_port
+from replication.processes import dies_with_parent
 
 PASSWORDS = {"admin": "admin-secret-1", "viewer": "viewer-secret-2", "nobody": "nobody-secret-3"}
 USERS = "admin:admin,viewer:viewer,nobody:"
@@ -66,7 +67,8 @@ def api_server(home: Path, cluster_key: str, extra: dict[str, str] | None = None
         with open(log, "ab") as out:
             proc = subprocess.Popen([_airflow_bin(), "api-server", "--host", "127.0.0.1", "--port", str(port),
                                      "--workers", "1"], env=env, stdout=out, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+                                    stdin=subprocess.DEVNULL, start_new_session=True,
+                                    preexec_fn=dies_with_parent(signal.SIGTERM))  # fmt: skip
         url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 180
         while True:
