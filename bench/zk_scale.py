@@ -133,7 +133,8 @@ def _one_size(zk, quorum: str, conf, tmp: Path, servers: int, template: bytes) -
         f"failover of {len(dead)} dead {claim_s:.2f}s, plan {plan_s:.2f}s, manifest {manifest_bytes / 1e6:.2f} MB",
         flush=True,
     )
-    zk.delete(paths.parent, recursive=True)
+    # the tree stays (each size has its own parent; the ZooKeeper goes at the end): deleting 90,000 znodes
+    # one by one took longer than the whole measurement
     return {
         "wal_znodes": wal_znodes,
         "dead": len(dead),
@@ -181,7 +182,7 @@ def run(quick: bool) -> dict:
         figures[f"{label}: manifest (MB)"] = r["manifest_bytes"] / 1e6
     xs = [float(n) for n in sizes]
     times = s.plot_series(
-        "zk_scale_times.png" if not quick else "zk_scale_times_quick.png",
+        "zk_scale_times.png",
         "Queue scale: time vs region servers (3 peers x 30 WALs each, 10% dead)",
         "region servers",
         "seconds",
@@ -194,7 +195,7 @@ def run(quick: bool) -> dict:
         logy=True,
     )
     size = s.plot_series(
-        "zk_scale_manifest.png" if not quick else "zk_scale_manifest_quick.png",
+        "zk_scale_manifest.png",
         "Queue scale: manifest size vs region servers",
         "region servers",
         "MB",
@@ -227,6 +228,12 @@ def run(quick: bool) -> dict:
             "= the dead servers): per dead server the log split of its 30 WALs, then the claim of its 3 queues "
             "by a live server. Planning = snapshot_step of the pass after it: leases, the journaled queue "
             "snapshot (a full read on its first run), every WAL located in the root, the manifest written.",
+            "Growth: none of the four is superlinear from 100 to 1,000 servers (the ratios above; 10 = linear). "
+            "pyinstrument at 100 servers (load ~20): planning is per-WAL work, 40% the queue snapshot's "
+            "multiRead round trips, 35% WalLocator.find (WAL name parsing and the root's listing per WAL), 16% "
+            "the manifest's JSON; the failover pass is wait-bound (0.27 s CPU of 3.6 s): half the log split's "
+            "rename and directory fsync per dead server's WAL folder, half the claims' ZooKeeper round trips "
+            "(lock, read, move, settle: sequential per dead server). Both grow with the dead servers' WALs.",
             s.load_average(),
         ],
     }

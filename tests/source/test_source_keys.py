@@ -13,7 +13,6 @@ import time
 import uuid
 
 import pytest
-from conftest import Pair
 from support import add_peer, create_table
 
 from replication.cluster.embedded import server_pids, start_cluster
@@ -26,6 +25,7 @@ from replication.tables.semantics import scan_cells
 from replication.tables.table_files import read_cells
 from replication.zk.client import connected
 from replication.zk.cluster_key import ClusterKey
+from tests.conftest import Pair
 
 pytestmark = pytest.mark.slow
 
