@@ -236,6 +236,19 @@ BEHAVIOUR: dict[str, list[str]] = {
         ]
         for key in ("hbrep.zk.tls.enabled", "hbrep.zk.tls.cert", "hbrep.zk.tls.key", "hbrep.zk.tls.ca")
     },
+    # tests/secure/conftest.py sets the three keys (KerberizedZooKeeper.settings) for every command it runs
+    "hbase.security.authentication": [
+        "tests/secure/test_zookeeper_sasl.py::test_hbrep_commands_authenticate_with_kerberos_and_their_znodes_belong_to_its_identity",
+        "tests/test_kerberos.py::test_simple_authentication_asks_for_no_kerberos_identity",
+    ],
+    "hbase.client.kerberos.principal": [
+        "tests/secure/test_zookeeper_sasl.py::test_refusals_are_one_line_and_nothing_is_written",
+        "tests/test_kerberos.py::test_kerberos_takes_hbases_principal_and_keytab_keys",
+    ],
+    "hbase.client.keytab.file": [
+        "tests/secure/test_zookeeper_sasl.py::test_refusals_are_one_line_and_nothing_is_written",
+        "tests/test_kerberos.py::test_kerberos_takes_hbases_principal_and_keytab_keys",
+    ],
 }
 
 

@@ -22,6 +22,7 @@ from replication.cluster.source_cluster import SourceCluster
 from replication.config import Config
 from replication.errors import HbrepError
 from replication.fs import FileSystem
+from replication.kerberos import kerberos_identity
 from replication.secrets import SecretLookup, resolve_peer_secrets
 from replication.source.manifest import Manifest, PeerTask, QueueTask, WalTask
 from replication.source.peer_protocol import HBREP, UnknownPeerProtocol, configured_protocol, detect_protocol
@@ -103,7 +104,12 @@ def read_peer(
         # A peer whose ZooKeeper has digest ACLs: its own credentials (peer configuration), else ours.
         auth = task.config["secrets"].get("hbrep.zk.auth") or conf.get_str("hbrep.zk.auth", "") or None
         with connected(
-            key, timeout=5.0, auth=auth, tls=zk_client_tls(conf), session_timeout=session_timeout_s(conf)
+            key,
+            timeout=5.0,
+            auth=auth,
+            tls=zk_client_tls(conf),
+            kerberos=kerberos_identity(conf),
+            session_timeout=session_timeout_s(conf),
         ) as peer_zk:
             peer_paths = ZNodePaths(conf, parent=key.znode_parent)
             task.protocol = configured or detect_protocol(peer_zk, key.znode_parent)

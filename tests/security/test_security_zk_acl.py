@@ -20,7 +20,7 @@ pytestmark = pytest.mark.slow
 def denied(path: str) -> str:
     return (
         f"hbrep: error: ZooKeeper denied access to {path} (ACL): give the owner's credentials with "
-        "--zk-auth user:password"
+        "--zk-auth user:password (or its Kerberos identity, hbase.client.kerberos.principal)"
     )
 
 
