@@ -210,7 +210,12 @@ def spark_connect(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
 # The long groups go first, so none starts last while the other worker idles.
 # (xdist's own --dist loadgroup cannot do this under pytest 9: it renames tests through Node._nodeid,
 # which pytest 9 no longer reads, so its groups are silently ignored.)
-GROUPED_FOLDERS = {"tests/interop/": "real-hbase", "tests/scheduler/": "scheduler", "tests/reliability/": "reliability"}
+GROUPED_FOLDERS = {
+    "tests/interop/": "real-hbase",
+    "tests/scheduler/": "scheduler",
+    "tests/reliability/": "reliability",
+    "tests/hbase_source/": "hbase-source",  # a real HBase source's own features (issue 48), its own HBase
+}
 
 
 def xdist_group_of(nodeid: str) -> str:

@@ -16,7 +16,7 @@ CONTRACT = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 PLANNED = {
     "syncup": "issue 48: ship every queue of a source none of whose servers lives",
 }
-PLANNED_SUBCOMMANDS = {("wal", "play"): "issue 48: replay WALs into a table, as WALPlayer does"}
+PLANNED_SUBCOMMANDS: dict[tuple[str, str], str] = {}
 
 
 def contract_commands() -> dict[str, list[str]]:
