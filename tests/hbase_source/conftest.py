@@ -1,5 +1,6 @@
-"""A real HBase source's own features (issue 48): one real HBase 2.6 per test module (the release pinned in
-interop/hbase/pom.xml, started as ``hbrep hbase start`` does) and an embedded hbrep cluster beside it.
+"""A real HBase source's own features (issue 48): one real HBase 2.6 for this folder (the release pinned in
+interop/hbase/pom.xml, started as ``hbrep hbase start`` does) and an embedded hbrep cluster beside it. A test
+that kills the HBase's region server starts it again before it ends.
 
 This folder runs as its own xdist group (tests/conftest.py GROUPED_FOLDERS), in parallel with tests/interop.
 A failing test gets the real HBase's log paths and tails in its report.
@@ -16,9 +17,9 @@ import pytest
 SOURCE_HBASE_KEY = pytest.StashKey[object]()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def source_hbase(zk_server, tmp_path_factory, request) -> Iterator[object]:
-    """A running real HBase (master, one region server, Thrift) for the module, stopped at its end."""
+    """A running real HBase (master, one region server, Thrift) for the folder, stopped at its end."""
     from replication.devstack.hbase import RealHBase
     from replication.devstack.maven import interop_tools_classpath
 
@@ -35,9 +36,9 @@ def source_hbase(zk_server, tmp_path_factory, request) -> Iterator[object]:
         request.config.stash[SOURCE_HBASE_KEY] = None
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def hbrep_cluster(zk_server, tmp_path_factory) -> Iterator[object]:
-    """An embedded hbrep cluster (one region server) for the module, with its ClusterKey as ``key``."""
+    """An embedded hbrep cluster (one region server) for the folder, with its ClusterKey as ``key``."""
     from replication.cluster.embedded import start_cluster
     from replication.config import Config
     from replication.zk.cluster_key import ClusterKey

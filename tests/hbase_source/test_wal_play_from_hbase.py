@@ -14,9 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from source_helpers import VERSIONS, cells, lines_for, mutate, run_cli
 
-from replication.cli import cli
 from replication.fs import LocalFileSystem
 from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
 
@@ -25,38 +24,11 @@ pytestmark = pytest.mark.slow
 HBREP = [sys.executable, "-m", "replication.cli"]
 WAL_PLAYER = "org.apache.hadoop.hbase.mapreduce.WALPlayer"
 COUNTER = re.compile(r"\b(WALEDITS|CELLS_READ|CELLS_WRITTEN|PUTS|DELETES)=(\d+)")
-VERSIONS = 5
 TABLES = ("src", "other", "by_walplayer", "by_hbrep", "range_walplayer", "range_hbrep")
 
 
 def now_ms() -> int:
     return int(time.time() * 1000)
-
-
-def lines_for(prefix: str, rows: int) -> list[dict]:
-    """AdminTool ``mutate`` lines: versions, several families, and each kind of delete."""
-    out: list[dict] = []
-    for i in range(rows):
-        row = f"{prefix}-{i:03d}"
-        out += [
-            {"op": "put", "row": row, "family": "a", "qualifier": "q", "ts": 1000 + i, "value": f"v1-{i}"},
-            {"op": "put", "row": row, "family": "a", "qualifier": "q", "ts": 2000 + i, "value": f"v2-{i}"},
-            {"op": "multi_put", "row": row, "cells": [
-                {"family": "a", "qualifier": "x", "value": f"ax{i}"},
-                {"family": "b", "qualifier": "y", "value": f"by{i}"},
-            ]},
-        ]  # fmt: skip
-        if i % 4 == 1:
-            out.append({"op": "delete_version", "row": row, "family": "a", "qualifier": "q", "ts": 1000 + i})
-        if i % 4 == 2:
-            out.append({"op": "delete_family", "row": row, "family": "b"})
-        if i % 4 == 3:
-            out.append({"op": "delete_row", "row": row})
-    return out
-
-
-def mutate(hbase, table: str, lines: list[dict]) -> None:
-    assert hbase.admin("mutate", table, stdin="\n".join(json.dumps(line) for line in lines)) == {"applied": len(lines)}
 
 
 def copy_wals(rootdir: Path, into: Path) -> Path:
@@ -95,26 +67,12 @@ def hbrep(*args: str, cluster: str, check: bool = True) -> subprocess.CompletedP
     return done
 
 
-def run_cli(*args: str, cluster: str) -> str:
-    """``hbrep --cluster CLUSTER ARGS`` in this process (its Spark jobs on the session's Spark): its stdout."""
-    result = CliRunner().invoke(cli, ["--cluster", cluster, *args], catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    return result.stdout
-
-
 def play(cluster: str, wals: Path, *args: str) -> dict[str, int]:
     """``hbrep wal play WALS ARGS --json`` against ``cluster``: WALPlayer's counters."""
     started = time.monotonic()
     out = json.loads(run_cli("wal", "play", str(wals), *args, "--json", cluster=cluster))
     print(f"hbrep wal play {' '.join(args)}: {time.monotonic() - started:.1f}s")
     return {name: out[name] for name in ("WALEDITS", "CELLS_READ", "CELLS_WRITTEN", "PUTS", "DELETES")}
-
-
-def cells(cluster: str, table: str, raw: bool = True) -> set[tuple]:
-    """Every cell of ``table`` (raw: delete markers too), through ``hbrep scan --json`` (either kind of cluster)."""
-    args = ["scan", table, "--versions", str(VERSIONS), "--json"] + (["--raw"] if raw else [])
-    rows = json.loads(run_cli(*args, cluster=cluster))["rows"]
-    return {json.dumps({"row": row["row"], **cell}, sort_keys=True) for row in rows for cell in row["cells"]}
 
 
 def row_keys(cell_set: set[str]) -> set[str]:
