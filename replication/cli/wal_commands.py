@@ -174,7 +174,8 @@ def play(
 ) -> None:
     """Replay the edits of the WAL files (or folders of them) into the cluster --cluster names (hbrep's or a
     real HBase), as HBase's WALPlayer does: the tables' entries written in [--starttime, --endtime], each
-    table into itself or its --map target, as a Spark job (one task per WAL). Prints WALPlayer's counters."""
+    table into itself or its --map target, as a Spark job (the WALs spread over its tasks, each read whole by
+    one). Prints WALPlayer's counters."""
     from replication.operations.wal_play import TableMap, TimeRange, WalPlayError, wal_files
     from replication.operations.wal_play_job import check_tables, resolve_target, run_wal_play
     from replication.spark import spark_session
@@ -186,8 +187,9 @@ def play(
     for given in wals:
         fs, path = get_filesystem(given)
         for found in wal_files(fs, [path], times):
-            try:
-                open_wal(found, fs=fs).header  # noqa: B018 (a file that is no WAL: one line, before any job)
+            try:  # a file that is no WAL: one line, before any job
+                with open_wal(found, fs=fs):
+                    pass
             except WALError as exc:
                 raise WalPlayError(f"{found}: not a WAL ({exc})") from None
             files.append(_same_filesystem(given, found))
