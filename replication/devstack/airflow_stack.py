@@ -187,11 +187,14 @@ def admin_password(home: Path) -> str:
 # not configurable in Airflow 3). With ``--skip-serve-logs`` nothing listens but the API server on
 # 127.0.0.1; it reads task logs from the shared log folder of this one machine, as the local executor
 # writes them. ``wait -n`` then ``kill 0``: when one component dies, the whole session stops, so a
-# broken stack is seen at once rather than half running.
+# broken stack is seen at once rather than half running (the triggerer excepted: it is restarted).
 _COMPONENTS = """set -e
 "$AIRFLOW" db migrate
 "$AIRFLOW" scheduler --skip-serve-logs &
-"$AIRFLOW" triggerer --skip-serve-logs &
+# the triggerer is restarted when it dies, as a service manager would: the ZooKeeper event triggers it runs
+# re-read what they watch at start, so a death while it was down still starts a failover run
+( set +e; while :; do "$AIRFLOW" triggerer --skip-serve-logs; echo "triggerer exited ($?); restarting" >&2; sleep 1
+  done ) &
 "$AIRFLOW" dag-processor &
 "$AIRFLOW" api-server --host 127.0.0.1 --port "$AIRFLOW__API__PORT" &
 set +e

@@ -12,6 +12,10 @@ whose ephemeral znode went away. :class:`ReplicationTracker` keeps that watch wi
   no live znode, i.e. dead servers whose queues nobody has claimed yet. A tracker started after a death
   (a restarted watcher) reports them too, once per tracker.
 
+Each server found removed gets its dead-server mark (:class:`DeadServerStorage`) at the time it was seen, if
+it has none yet: failover counts ``replication.sleep.before.failover`` from there, and the status shows it as
+when the server died.
+
 The listener runs on kazoo's threads: it must not block (hand the event over, e.g. to an event loop).
 Reporting a server twice is harmless: claiming takes the claim lock (:mod:`replication.zk.claim`), so two
 events for one death make one claim.
@@ -29,6 +33,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 from kazoo.protocol.states import KazooState
 
+from replication.zk.dead_server_storage import DeadServerStorage
 from replication.zk.layout import ZNodePaths
 
 LOG = logging.getLogger(__name__)
@@ -121,8 +126,22 @@ class ReplicationTracker:
         dead = sorted(removed | orphans)
         if dead and not self._stopped:
             why = reason if removed else "orphan-queues"
+            seen_ms = int(time.time() * 1000)
             LOG.info("region server(s) removed (%s): %s", why, ", ".join(dead))
-            self.listener(RegionServersRemoved(tuple(dead), why, int(time.time() * 1000), tuple(sorted(live))))
+            self._mark(sorted(removed), seen_ms)
+            self.listener(RegionServersRemoved(tuple(dead), why, seen_ms, tuple(sorted(live))))
+
+    def _mark(self, servers: list[str], seen_ms: int) -> None:
+        """The dead-server marks of servers seen removed (kept when a failover run marked them first)."""
+        if not servers:
+            return
+        storage = DeadServerStorage(self.zk, self.paths)
+        try:
+            storage.ensure_root()
+            for server in servers:
+                storage.mark(server, seen_ms)
+        except Exception as exc:  # the report matters more than the mark: failover marks on its own
+            LOG.warning("could not mark %s dead: %s", ", ".join(servers), exc)
 
 
 def _is_server(name: str) -> bool:

@@ -15,6 +15,7 @@ from kazoo.protocol.states import KazooState
 from replication.zk.claim import claim_queues
 from replication.zk.client import connect
 from replication.zk.cluster_registration import LiveServerStorage
+from replication.zk.dead_server_storage import DeadServerStorage
 from replication.zk.peer_storage import ReplicationPeerConfig, ReplicationPeerStorage
 from replication.zk.queue_storage import ReplicationQueueStorage
 from replication.zk.replication_tracker import RegionServersRemoved, ReplicationTracker
@@ -46,7 +47,7 @@ class Servers:
 
 
 @pytest.fixture
-def servers(cluster_key, paths) -> Iterator[Servers]:
+def servers(cluster_key, paths, zkc) -> Iterator[Servers]:
     s = Servers(cluster_key, paths)
     try:
         yield s
@@ -54,12 +55,18 @@ def servers(cluster_key, paths) -> Iterator[Servers]:
         s.close()
 
 
+TRACKERS: list[ReplicationTracker] = []
+
+
 @pytest.fixture
-def watcher(cluster_key) -> Iterator[KazooClient]:
+def watcher(cluster_key, zkc, servers) -> Iterator[KazooClient]:
+    """The tracker's client; every tracker is stopped before the servers and the cluster's znodes go."""
     client = connect(cluster_key, reconnect_for=None)
     try:
         yield client
     finally:
+        while TRACKERS:
+            TRACKERS.pop().stop()
         client.stop()
         client.close()
 
@@ -67,6 +74,7 @@ def watcher(cluster_key) -> Iterator[KazooClient]:
 def _events(tracker_zk, paths) -> tuple[ReplicationTracker, queue.Queue[RegionServersRemoved]]:
     got: queue.Queue[RegionServersRemoved] = queue.Queue()
     tracker = ReplicationTracker(tracker_zk, paths, got.put)
+    TRACKERS.append(tracker)
     return tracker, got
 
 
@@ -74,7 +82,7 @@ def _next(got: queue.Queue[RegionServersRemoved], timeout: float = 20.0) -> Regi
     return got.get(timeout=timeout)
 
 
-def test_a_removed_rs_znode_is_reported_with_the_live_servers_left(servers, watcher, paths):
+def test_a_removed_rs_znode_is_reported_with_the_live_servers_left(servers, watcher, zkc, paths):
     servers.start(S1)
     servers.start(S2)
     tracker, got = _events(watcher, paths)
@@ -84,6 +92,8 @@ def test_a_removed_rs_znode_is_reported_with_the_live_servers_left(servers, watc
     servers.kill(S1)
     event = _next(got)
     assert (event.servers, event.reason, event.live) == ((S1,), "watch", (S2,))
+    # when it died, for failover's sleep and the status: the mark, at the time the removal was seen
+    assert DeadServerStorage(zkc, paths).marks() == {S1: event.seen_ms}
     servers.start(S3)  # a server joining is no event
     servers.kill(S2)
     assert _next(got).servers == (S2,)
@@ -158,6 +168,7 @@ def test_two_reports_of_one_death_make_one_claim(servers, watcher, zkc, paths, c
     servers.start(S3)
     got: queue.Queue[RegionServersRemoved] = queue.Queue()
     first = ReplicationTracker(watcher, paths, got.put)
+    TRACKERS.append(first)
     second_zk = connect(cluster_key, reconnect_for=None)
     second = ReplicationTracker(second_zk, paths, got.put)
     try:
