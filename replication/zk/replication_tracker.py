@@ -8,9 +8,10 @@ whose ephemeral znode went away. :class:`ReplicationTracker` keeps that watch wi
 - after the session was lost and a new one made (kazoo drops every watch with the old session): the live
   servers are read again and compared with the ones known before, so a death during the outage still
   gives an event;
-- on start, and on every change of ``<parent>/replication/rs``: replicators (servers with queues) that have
-  no live znode, i.e. dead servers whose queues nobody has claimed yet. A tracker started after a death
-  (a restarted watcher) reports them too, once per tracker.
+- on start and after a new session: replicators (servers with queues) that have no live znode, i.e. dead
+  servers whose queues nobody has claimed yet, so a tracker started after a death (a restarted watcher)
+  reports them too, once per tracker. Not on other changes of ``<parent>/replication/rs``: a starting
+  server registers its queues before its ``rs`` znode (HBase's order), and would read as dead there.
 
 Each server found removed gets its dead-server mark (:class:`DeadServerStorage`) at the time it was seen, if
 it has none yet: failover counts ``replication.sleep.before.failover`` from there, and the status shows it as
@@ -69,7 +70,7 @@ class ReplicationTracker:
     def start(self) -> None:
         """Read both lists, set the watches and report dead servers that still hold queues (blocking)."""
         self.zk.add_listener(self._on_state)
-        self._refresh("orphan-queues")
+        self._refresh("start")
 
     def stop(self) -> None:
         """Stop reporting (watches already set fire into nothing); the caller stops the client."""
@@ -95,10 +96,6 @@ class ReplicationTracker:
         if not self._stopped:
             self._refresh("watch")
 
-    def _on_replicators_changed(self, _event: object) -> None:
-        if not self._stopped:
-            self._refresh("orphan-queues")
-
     # -- one look -----------------------------------------------------------------------------------
     def _children(self, path: str, watch: Callable[[object], None]) -> set[str]:
         while True:
@@ -113,7 +110,10 @@ class ReplicationTracker:
     def _refresh(self, reason: str) -> None:
         try:
             live = self._children(self.paths.rs, self._on_live_changed)
-            replicators = self._children(self.paths.queues, self._on_replicators_changed)
+            missed = reason != "watch"  # at start or after a new session: deaths may have gone unseen
+            replicators = (
+                set(self.zk.get_children(self.paths.queues)) if missed and self.zk.exists(self.paths.queues) else set()
+            )
         except Exception as exc:  # a connection loss mid-read: the session listener reads again
             LOG.warning("region server tracker could not read %s: %s", self.paths.rs, exc)
             return
@@ -122,7 +122,6 @@ class ReplicationTracker:
             self._known_live = live
             orphans = {s for s in replicators - live if s not in self._reported_orphans and _is_server(s)}
             self._reported_orphans |= orphans | removed
-            self._reported_orphans &= replicators | removed  # a claimed server may be reported again if re-queued
         dead = sorted(removed | orphans)
         if dead and not self._stopped:
             why = reason if removed else "orphan-queues"

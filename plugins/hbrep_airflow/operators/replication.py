@@ -282,8 +282,10 @@ class ClaimQueuesOperator(_HbrepOperator):
         import time
 
         report = self.hook.failover()
-        if "asset" in str(getattr(context.get("dag_run"), "run_type", "")):
+        run_type = getattr(context.get("dag_run"), "run_type", None)
+        if str(getattr(run_type, "value", run_type)) == "asset_triggered":
             deadline = time.monotonic() + self.event_wait_s
+            outcomes = {s["server"]: s for s in report["servers"]}  # per server, its last pass's outcome
             while True:
                 waits = [s["wait_ms"] for s in report["servers"] if s["action"] == "waiting"]
                 if not waits or time.monotonic() + min(waits) / 1000 > deadline:
@@ -291,6 +293,8 @@ class ClaimQueuesOperator(_HbrepOperator):
                 self.log.info("waiting %d ms (replication.sleep.before.failover) before claiming", min(waits))
                 time.sleep(min(waits) / 1000 + 0.05)
                 report = self.hook.failover()
+                outcomes.update({s["server"]: s for s in report["servers"]})
+            report["servers"] = list(outcomes.values())
         if report.get("disabled"):
             self.log.warning("No replication queue claimed: %s", report["disabled"])
         for server in report["servers"]:
