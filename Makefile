@@ -11,7 +11,7 @@ export GX_ANALYTICS_ENABLED := false
 export PYSPARK_PYTHON := $(CURDIR)/$(VENV)/bin/python
 export PYSPARK_DRIVER_PYTHON := $(CURDIR)/$(VENV)/bin/python
 
-.PHONY: demo-hbase install test test-fast demo bench lint fmt lock proto clean up down chaos chromium fuzz
+.PHONY: demo-hbase install test test-fast demo bench lint fmt lock proto clean up down chaos chromium fuzz postgresql
 
 install: $(STAMP)
 
@@ -31,18 +31,18 @@ $(STAMP): pyproject.toml constraints.txt
 # Much of a test's time is spent waiting on the JVMs and servers it starts, so two workers keep both cores busy.
 # Each module runs whole on one worker; tests/conftest.py groups the real-HBase, scheduler and reliability tests.
 TEST_WORKERS ?= 2
-test: install | chromium
+test: install | chromium postgresql
 	$(PY) -m pytest -q -p no:cacheprovider --durations=30 \
 	  $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder,) $(PYTEST_ARGS)
 
 test-fast: install
 	$(PY) -m pytest -q -m "not slow" $(PYTEST_ARGS)
 
-demo: install
+demo: install | postgresql
 	$(PY) -m replication.devstack.demo
 
 # Real HBase -> hbrep's DAGs -> real HBase, a region server SIGKILLed, HBase's VerifyReplication at the end.
-demo-hbase: install
+demo-hbase: install | postgresql
 	$(PY) -m replication.devstack.demo_hbase
 
 # The reliability suite in its long form (more rows, more rounds); rewrites RELIABILITY.md.
@@ -84,10 +84,10 @@ clean:
 	rm -rf $(VENV) .hbrep build *.egg-info
 
 # Airflow standalone on 127.0.0.1 with ZooKeeper and the embedded clusters a -> b, DAGs unpaused.
-up: install
+up: install | postgresql
 	scripts/airflow-up.sh
 
-# Stop every process `make up` started; the clusters' state is kept for the next `make up`.
+# Stop every process `make up` started (PostgreSQL included); the clusters' state is kept for the next `make up`.
 # `make down CLEAN=1` also removes it, so the next `make up` starts from empty clusters.
 down:
 	scripts/airflow-down.sh $(if $(CLEAN),--clean,)
@@ -95,3 +95,9 @@ down:
 # Headless Chromium for the Replication view test (tests/plugins/test_replication_view.py).
 chromium:
 	@command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
+
+# PostgreSQL's server binaries (Debian's postgresql), Airflow's metadata database in make up, make demo and the
+# tests (replication/devstack/postgres.py runs them; HBREP_POSTGRES_BIN names another folder of initdb/postgres).
+postgresql:
+	@test -n "$$HBREP_POSTGRES_BIN" || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || \
+	  (apt-get update && apt-get install -y postgresql)

@@ -2,9 +2,11 @@
 the ship DAG runs on, and ``airflow standalone``.
 
 State lives in ``<state>/`` (default ``.hbrep/airflow-stack``): ``zk/`` (ZooKeeper), ``a/`` and ``b/`` (cluster
-roots), ``spark/`` (Spark Connect), ``airflow/`` (AIRFLOW_HOME), ``stack.json`` (what was started),
+roots), ``spark/`` (Spark Connect), ``postgres/`` (Airflow's metadata database), ``airflow/`` (AIRFLOW_HOME),
+``stack.json`` (what was started),
 ``airflow.log``. ``up`` starts Airflow under ``setsid`` so ``down`` can stop its whole session (scheduler,
-api-server, triggerer, workers) with SIGTERM, and stops the region servers, Spark Connect and ZooKeeper.
+api-server, triggerer, workers) with SIGTERM, and stops the region servers, Spark Connect, PostgreSQL and
+ZooKeeper. Everything ``up`` starts outlives it (``HBREP_DETACHED``: no parent-death signal).
 """
 
 from __future__ import annotations
@@ -20,11 +22,19 @@ from pathlib import Path
 
 from replication.cluster.embedded import start_cluster, stop_servers
 from replication.config import Config
-from replication.devstack.airflow_stack import airflow_command, airflow_environment, start_standalone, stop_session
+from replication.devstack.airflow_stack import (
+    DATABASE_ENV,
+    airflow_command,
+    airflow_environment,
+    metadata_database,
+    start_standalone,
+    stop_session,
+)
+from replication.devstack.postgres import PostgresServer
 from replication.devstack.spark_connect import SparkConnectServer
 from replication.devstack.zookeeper import ZooKeeperServer
 from replication.net import port_in_use
-from replication.processes import start_time
+from replication.processes import detached, start_time
 from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
 from replication.zk.peer_storage import ReplicationPeerConfig, ReplicationPeerStorage
 
@@ -39,16 +49,25 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def airflow_env(
-    state: Path, source_key: str, port: int, spark_port: int | None, window_ms: int = SHIP_WINDOW_MS
+    state: Path,
+    source_key: str,
+    port: int,
+    spark_port: int | None,
+    window_ms: int = SHIP_WINDOW_MS,
+    *,
+    database: str,
 ) -> dict[str, str]:
-    """The environment of every Airflow process of the stack (loopback only, 4 workers); the ship DAG
-    runs on the Spark Connect server at ``spark_port``, or through spark-submit when it is None."""
+    """The environment of every Airflow process of the stack (loopback only, 4 workers, the metadata
+    database at the SQLAlchemy URL ``database``); the ship DAG runs on the Spark Connect server at
+    ``spark_port``, or through spark-submit when it is None."""
     extra = {
         "HBREP_SHIP_SCHEDULE": SHIP_SCHEDULE,
         "HBREP__hbrep__ship__window__ms": str(window_ms),
         "HBREP_VERIFY_START": os.environ.get("HBREP_VERIFY_START") or verify_start(state),
     }
-    return airflow_environment(state / "airflow", source_key, api_port=port, spark_connect_port=spark_port, extra=extra)
+    return airflow_environment(
+        state / "airflow", source_key, database=database, api_port=port, spark_connect_port=spark_port, extra=extra
+    )
 
 
 def verify_start(state: Path) -> str:
@@ -67,14 +86,23 @@ def verify_start(state: Path) -> str:
 def up(
     state: Path, zk_port: int, port: int, spark_port: int, mode: str = "connect", window_ms: int = SHIP_WINDOW_MS
 ) -> None:
-    """Start everything (see module doc) and print the UI address and how to log in."""
+    """Start everything (see module doc), to outlive this process, and print the UI address and how to log in."""
     if port_in_use(port):
         raise SystemExit(f"port {port} on 127.0.0.1 is already in use (Airflow's API server); pass --port N")
+    with detached():  # no parent-death signal: the stack runs on after `make up` returns
+        _up(state, zk_port, port, spark_port, mode, window_ms)
+
+
+def _up(state: Path, zk_port: int, port: int, spark_port: int, mode: str, window_ms: int) -> None:
     state.mkdir(parents=True, exist_ok=True)
     zk = ZooKeeperServer(state / "zk", zk_port)
     zk.start()
     stack: dict[str, object] = {"zk_dir": str(state / "zk"), "zk_port": zk_port, "roots": []}
     (state / "stack.json").write_text(json.dumps(stack))
+    database, postgres = metadata_database(state / "postgres", state / "airflow")
+    if postgres is not None:
+        stack["postgres_dir"] = str(postgres.state_dir)
+        (state / "stack.json").write_text(json.dumps(stack))
     spark = SparkConnectServer(state / "spark", spark_port)
     if mode == "connect":
         spark.start()
@@ -95,7 +123,7 @@ def up(
             if "1" not in peers.list_peer_ids():
                 peers.add_peer("1", ReplicationPeerConfig(cluster_key=keys["b"]))
         cluster.zk.stop()  # the processes stay up; `down` stops them by their pid files
-    env = airflow_env(state, keys["a"], port, spark_port if mode == "connect" else None, window_ms)
+    env = airflow_env(state, keys["a"], port, spark_port if mode == "connect" else None, window_ms, database=database)
     airflow_command(env, "db", "migrate")
     airflow_command(env, "pools", "set", "zookeeper", "4", "protects the ZooKeeper ensemble")
     airflow = start_standalone(env, state / "airflow.log", timeout=240)
@@ -109,6 +137,11 @@ def up(
     password = airflow.admin_password()
     print(f"Airflow UI:        http://127.0.0.1:{port}/   (log in as admin / {password}; file {password_file})")
     print(f"Replication view:  http://127.0.0.1:{port}/hbrep/")
+    if postgres is not None:
+        print(f"Airflow database:  PostgreSQL on 127.0.0.1:{postgres.port}, database airflow "
+              f"(user hbrep, password in {postgres.state_dir / 'password'})")  # fmt: skip
+    else:
+        print(f"Airflow database:  SQLite {state / 'airflow' / 'airflow.db'} ({DATABASE_ENV}=sqlite)")
     print(f"Source cluster a:  {keys['a']} (table t1, family f replicated to peer 1 = {keys['b']})")
     if mode == "connect":
         print(f"Spark Connect:     {spark.url} (the ship DAG's engine; hbrep spark status --state {spark.state_dir})")
@@ -116,7 +149,7 @@ def up(
 
 
 def down(state: Path, clean: bool = False) -> None:
-    """Stop what ``up`` started: the Airflow session, the region servers, ZooKeeper.
+    """Stop what ``up`` started: the Airflow session, the region servers, Spark Connect, PostgreSQL, ZooKeeper.
 
     The clusters' state (ZooKeeper data, WALs, tables, Airflow's database) is kept for the next ``up``
     unless ``clean`` is set, which removes the whole state folder once everything is stopped.
@@ -137,9 +170,11 @@ def down(state: Path, clean: bool = False) -> None:
         stop_servers(root)
     if stack.get("spark_dir"):
         SparkConnectServer(stack["spark_dir"]).stop()
+    if stack.get("postgres_dir"):
+        PostgresServer(stack["postgres_dir"]).stop()
     ZooKeeperServer(stack["zk_dir"], int(stack["zk_port"])).stop()
     path.unlink()
-    print("stopped Airflow, the region servers, Spark Connect and ZooKeeper")
+    print("stopped Airflow, the region servers, Spark Connect, PostgreSQL and ZooKeeper")
     _remove_state(state, clean)
 
 
