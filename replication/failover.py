@@ -5,7 +5,8 @@ One run:
 1. Finds dead servers: replicators under ``replication/rs`` and owners of directories under
    ``<root>/WALs/`` with no live ``<parent>/rs/<server>`` znode.
 2. Records when each was first seen dead in ``<hbrep root>/dead/<server>`` (in ZooKeeper,
-   ``DeadServerStorage``, so separate runs and separate machines agree) and acts only once
+   ``DeadServerStorage``, so separate runs and separate machines agree; the region-server tracker of the
+   failover DAG's asset watcher marks a server when it sees its ``rs`` znode go, before any run) and acts only once
    ``replication.sleep.before.failover`` has passed since then. A server that comes back loses its mark.
 3. For at most ``replication.executor.workers`` dead servers: replays its WALs into table files (HBase's
    log splitting, ``replication.cluster.recovery``), then picks a live region server at random and
@@ -203,6 +204,8 @@ def _record(source: SourceCluster, outcome: ServerFailover) -> None:
     store.record_failover(
         {
             "dead_server": outcome.server,
+            "died_ms": outcome.first_seen_dead_ms,
+            "claimed_ms": int(time.time() * 1000),
             "claimer": outcome.claimer,
             "moved": outcome.moved,
             "dropped": outcome.dropped,

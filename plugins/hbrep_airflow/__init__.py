@@ -38,7 +38,12 @@ def get_provider_info() -> dict[str, Any]:
             }
         ],
         "sensors": [{"integration-name": "hbrep", "python-modules": ["hbrep_airflow.sensors.consistency"]}],
-        "triggers": [{"integration-name": "hbrep", "python-modules": ["hbrep_airflow.triggers.consistency"]}],
+        "triggers": [
+            {
+                "integration-name": "hbrep",
+                "python-modules": ["hbrep_airflow.triggers.consistency", "hbrep_airflow.triggers.zookeeper_events"],
+            }
+        ],
         "connection-types": [
             {"connection-type": "zookeeper", "hook-class-name": "hbrep_airflow.hooks.zookeeper.ZooKeeperHook"}
         ],

@@ -119,5 +119,8 @@ def status_replication(ctx: CliContext, as_json: bool, prometheus: bool) -> None
             f"pendingBytes={queue.pendingBytes} replicationLag={_fmt_ms(queue.replicationLag)} "
             f"ageOfLastShippedOp={_fmt_ms(queue.ageOfLastShippedOp)}" + (f" error={queue.error}" if queue.error else "")
         )
+    for dead in state.dead_servers:
+        claim = f"claimed={_fmt_time(dead.claimed_ms)} by={dead.claimed_by}" if dead.claimed_by else "awaiting failover"
+        click.echo(f"dead {dead.server}: died={_fmt_time(dead.died_ms)} {claim}")
     for alert in state.recent_alerts:
         click.echo(f"alert {_fmt_time(alert.get('at_ms'))} {alert.get('kind', '?')}: {alert.get('message')}")

@@ -220,15 +220,19 @@ def admin_password(home: Path) -> str:
 # not configurable in Airflow 3). With ``--skip-serve-logs`` nothing listens but the API server on
 # 127.0.0.1; it reads task logs from the shared log folder of this one machine, as the local executor
 # writes them. ``wait -n`` then ``kill 0``: when one component dies, the whole session stops, so a
-# broken stack is seen at once rather than half running. SIGHUP is the shell's parent-death signal (a test
-# or the demo launched it, see launch_standalone): it stops the whole session, SIGTERM then SIGKILL; the
-# migration runs in the background so that the trap runs at once, not when it ends.
+# broken stack is seen at once rather than half running (the triggerer excepted: it is restarted). SIGHUP
+# is the shell's parent-death signal (a test or the demo launched it, see launch_standalone): it stops the
+# whole session, SIGTERM then SIGKILL; the migration runs in the background so that the trap runs at once,
+# not when it ends.
 _COMPONENTS = """set -e
 trap 'trap "" TERM HUP; kill -TERM 0; sleep 10; kill -KILL 0' HUP
 "$AIRFLOW" db migrate &
 wait $!
 "$AIRFLOW" scheduler --skip-serve-logs &
-"$AIRFLOW" triggerer --skip-serve-logs &
+# the triggerer is restarted when it dies, as a service manager would: the ZooKeeper event triggers it runs
+# re-read what they watch at start, so a death while it was down still starts a failover run
+( set +e; while :; do "$AIRFLOW" triggerer --skip-serve-logs; echo "triggerer exited ($?); restarting" >&2; sleep 1
+  done ) &
 "$AIRFLOW" dag-processor &
 "$AIRFLOW" api-server --host 127.0.0.1 --port "$AIRFLOW__API__PORT" &
 set +e

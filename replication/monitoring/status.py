@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from kazoo.client import KazooClient
@@ -25,6 +25,7 @@ from replication.monitoring.age_histogram import SAMPLES_FIELD
 from replication.monitoring.metrics import NOT_SUMMED, MetricsStore, age_of_last_shipped_op, size_of_log_queue
 from replication.monitoring.replicated_through import PendingWal
 from replication.monitoring.status_models import (
+    DeadServer,
     LeaseHolder,
     PeerStatus,
     QueueStatus,
@@ -36,6 +37,7 @@ from replication.wal.names import order_wals
 from replication.wal.reader import open_wal
 from replication.zk.acl import zk_access
 from replication.zk.cluster_key import ClusterKey
+from replication.zk.dead_server_storage import DeadServerStorage
 from replication.zk.errors import QueueStorageError
 from replication.zk.layout import ZNodePaths, is_replicator
 from replication.zk.lease import ShipLease
@@ -167,7 +169,30 @@ def replication_status(zk: KazooClient, key: ClusterKey, conf: Config, now_ms: i
         recent_alerts=tuple(stored.alerts[-10:]),
         checks=stored.checks,
         lag_samples=stored.lag_history,
+        dead_servers=dead_servers(zk, source.paths, {q.server for q in snapshot.queues()}, live, stored.failovers),
     )
+
+
+def dead_servers(
+    zk: KazooClient, paths: ZNodePaths, replicators: Iterable[str], live: set[str], failovers: list[dict[str, Any]]
+) -> tuple[DeadServer, ...]:
+    """Servers awaiting failover (a dead-server mark, or queues and no live znode; died_ms from the mark) and
+    the last ten claimed (from the failover records: died_ms, claimed_ms, claimer), newest last."""
+    marks = DeadServerStorage(zk, paths).marks()
+    claimed = [
+        DeadServer(f["dead_server"], f.get("died_ms"), f.get("claimed_ms", f.get("at_ms")), f.get("claimer"))
+        for f in failovers
+        if f.get("claimer")
+    ][-10:]
+    waiting = sorted(
+        (set(marks) | {r for r in replicators if is_replicator(r)}) - live - _still_claimed(claimed, marks)
+    )
+    return tuple(DeadServer(s, marks.get(s)) for s in waiting) + tuple(claimed)
+
+
+def _still_claimed(claimed: list[DeadServer], marks: dict[str, int]) -> set[str]:
+    """Claimed servers with no newer mark (a mark made after the claim is a new death of that name)."""
+    return {d.server for d in claimed if d.server not in marks}
 
 
 def _peer_status(

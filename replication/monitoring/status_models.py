@@ -183,6 +183,22 @@ class PeerStatus:
 
 
 @dataclass(frozen=True)
+class DeadServer:
+    """A dead region server: when it died (its dead-server mark: when its ``rs`` znode was seen gone), when its
+    queues were claimed and by whom (None while nobody has: it is awaiting failover)."""
+
+    server: str
+    died_ms: int | None
+    claimed_ms: int | None = None
+    claimed_by: str | None = None
+
+    def to_json(self) -> JsonRecord:
+        """``{"server", "died_ms", "claimed_ms", "claimed_by"}``."""
+        return {"server": self.server, "died_ms": self.died_ms, "claimed_ms": self.claimed_ms,
+                "claimed_by": self.claimed_by}  # fmt: skip
+
+
+@dataclass(frozen=True)
 class ReplicationStatus:
     """The whole picture (``replication.monitoring.status.replication_status``) at ``now_ms``."""
 
@@ -201,6 +217,8 @@ class ReplicationStatus:
     checks: Mapping[str, JsonRecord] = field(default_factory=dict)
     lag_samples: Mapping[str, list[JsonRecord]] = field(default_factory=dict)
     """Per peer, its stored replicated-through samples (``MetricsStore.record_lag_sample``), oldest first."""
+    dead_servers: tuple[DeadServer, ...] = ()
+    """Servers awaiting failover, then the last ten whose queues were claimed (newest last)."""
 
     def queues_of(self, peer_ids: Iterable[str]) -> list[QueueStatus]:
         wanted = set(peer_ids)
@@ -222,4 +240,5 @@ class ReplicationStatus:
             "recent_alerts": list(self.recent_alerts),
             "checks": dict(self.checks),
             "lag_samples": dict(self.lag_samples),
+            "dead_servers": [d.to_json() for d in self.dead_servers],
         }

@@ -47,6 +47,19 @@ class DeadServerStorage:
         """Every server with a mark (the root must exist)."""
         return self.zk.get_children(self.paths.dead_servers)
 
+    def marks(self) -> dict[str, int]:
+        """Every marked server and its first-seen-dead time (ms); {} when there is no root yet. A mark whose
+        data is not a number is left out."""
+        out: dict[str, int] = {}
+        try:
+            servers = self.zk.get_children(self.paths.dead_servers)
+        except NoNodeError:
+            return out
+        for server in servers:
+            with suppress(NoNodeError, ValueError):
+                out[server] = int(self.zk.get(self.path(server))[0].decode())
+        return out
+
     def forget(self, server: str) -> None:
         """Drop the server's mark; nothing when it has none."""
         with suppress(NoNodeError):

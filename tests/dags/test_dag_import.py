@@ -72,7 +72,13 @@ def test_chore_and_verify_dag_schedules(dagbag):
     failover = dagbag.dags["hbrep_failover"]
     cleaner = dagbag.dags["hbrep_log_cleaner"]
     verify = dagbag.dags["hbrep_verify"]
-    assert failover.timetable.expression == "* * * * *"
+    # failover: on the region servers' asset (a ZooKeeper watch in the triggerer) or every minute
+    assert type(failover.timetable).__name__ == "AssetOrTimeSchedule"
+    assert failover.timetable.timetable.expression == "* * * * *"
+    (asset,) = failover.timetable.asset_condition.objects
+    (watcher,) = asset.watchers
+    assert type(watcher.trigger).__name__ == "RegionServerRemovedTrigger"
+    assert watcher.trigger.serialize()[1] == {"zookeeper_conn_id": "hbrep_source"}
     # the cleaner runs every hbase.master.cleaner.interval (600000 ms by default), as HMaster's chore
     assert type(cleaner.timetable).__name__ == "DeltaTriggerTimetable"
     assert cleaner.timetable.delta == timedelta(minutes=10)

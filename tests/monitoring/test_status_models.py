@@ -9,6 +9,7 @@ import json
 from replication.monitoring.lag_history import lag_history, lag_history_targets
 from replication.monitoring.status import lag_violations, to_prometheus
 from replication.monitoring.status_models import (
+    DeadServer,
     LeaseHolder,
     MissedLagTarget,
     PeerStatus,
@@ -90,6 +91,7 @@ def sample_status() -> ReplicationStatus:
         recent_alerts=({"at_ms": 3, "kind": "lag", "message": "late"},),
         checks={"verify/1/t": {"kind": "verify", "peer_id": "1", "table": "t", "counters": {"GOODROWS": 1}}},
         lag_samples={"1": [{"at_ms": 5_000, "through_ms": 500, "tables": {"ns:t": 400}}]},
+        dead_servers=(DeadServer("rs,3,3", 7_000), DeadServer("rs,2,2", 1_000, 1_500, "rs,1,1")),
     )
 
 
@@ -105,7 +107,7 @@ PEER_KEYS = [
 ]  # fmt: skip
 STATUS_KEYS = [
     "cluster", "root", "cluster_id", "now_ms", "live_servers", "peers", "queues", "global", "recent_failovers",
-    "recent_cycles", "recent_alerts", "checks", "lag_samples",
+    "recent_cycles", "recent_alerts", "checks", "lag_samples", "dead_servers",
 ]  # fmt: skip
 
 
@@ -144,6 +146,10 @@ def test_the_json_pins_every_value():
     assert data["live_servers"] == ["rs,1,1"]
     assert data["recent_failovers"][0]["moved"] == ["1-rs,2,2"]
     assert data["lag_samples"] == {"1": [{"at_ms": 5_000, "through_ms": 500, "tables": {"ns:t": 400}}]}
+    assert data["dead_servers"] == [
+        {"server": "rs,3,3", "died_ms": 7_000, "claimed_ms": None, "claimed_by": None},
+        {"server": "rs,2,2", "died_ms": 1_000, "claimed_ms": 1_500, "claimed_by": "rs,1,1"},
+    ]
     # what the CLI prints (sorted keys) and what the view serves (insertion order) are plain JSON
     assert json.loads(json.dumps(data, sort_keys=True)) == data
     assert json.dumps(data).startswith('{"cluster": "zk:2181:/hbase", "root": "/data/a", "cluster_id": "c-1"')

@@ -180,3 +180,48 @@ def test_status_errors_are_one_line_503():
     response = TestClient(create_app(broken)).get("/api/status", headers={"Authorization": f"Bearer {token}"})
     assert response.status_code == 503
     assert response.json() == {"error": "RuntimeError: ZooKeeper at 127.0.0.1:1 did not answer"}
+
+
+@pytest.mark.skipif(chromium_binary() is None, reason="chromium not installed (make chromium)")
+def test_dead_servers_show_when_they_died_and_when_and_by_whom_their_queues_were_claimed(source_cluster, served_view):
+    """Two region servers SIGKILLed; one failover pass marks both, a second claims one (one worker): the view
+    and ``hbrep status replication`` (human and --json) show the claimed one with its claimer and the other
+    awaiting failover, each with the time it died."""
+    import json
+    import subprocess
+    import sys
+
+    from replication.failover import failover_once
+    from replication.zk.cluster_key import ClusterKey
+
+    (live,) = source_cluster.servers
+    dying = sorted(source_cluster.start_region_server() for _ in range(2))
+    for server in dying:
+        source_cluster.kill(server)
+        source_cluster.wait_until_dead(server, timeout=30)
+    key = ClusterKey.parse(source_cluster.cluster_key)
+    conf = source_cluster.conf.with_overrides({"replication.sleep.before.failover": 600_000})
+    marked = failover_once(source_cluster.zk, key, conf)
+    assert {s.server: s.action for s in marked.servers} == dict.fromkeys(dying, "waiting")
+    conf = conf.with_overrides({"replication.sleep.before.failover": 0, "replication.executor.workers": 1})
+    report = failover_once(source_cluster.zk, key, conf)
+    claimed, waiting = dying  # sorted: the first dead server is handled first
+    assert {s.server: s.action for s in report.servers} == {claimed: "claimed", waiting: "waiting"}
+
+    cli = [sys.executable, "-m", "replication.cli", "--cluster", source_cluster.cluster_key, "status", "replication"]
+    out = subprocess.run([*cli, "--json"], capture_output=True, text=True, check=True).stdout
+    dead = {d["server"]: d for d in json.loads(out)["dead_servers"]}
+    died = {s.server: s.first_seen_dead_ms for s in marked.servers}
+    assert dead[claimed]["claimed_by"] == live and dead[claimed]["died_ms"] == died[claimed]
+    assert dead[claimed]["claimed_ms"] >= dead[claimed]["died_ms"]
+    assert dead[waiting] == {"server": waiting, "died_ms": died[waiting], "claimed_ms": None, "claimed_by": None}
+    human = subprocess.run(cli, capture_output=True, text=True, check=True).stdout
+    assert f"dead {waiting}: died=" in human and "awaiting failover" in human
+    assert f"dead {claimed}: died=" in human and f"by={live}" in human
+
+    ready = f"document.querySelector('#dead tr[data-server=\"{claimed}\"]') !== null"
+    result = load_page(served_view, ready, login=("viewer", PASSWORDS["viewer"]))
+    assert result.errors == []
+    section = result.text.split("Dead servers", 1)[1].split("Recent failovers", 1)[0]
+    assert claimed in section and waiting in section and live in section, section
+    assert "awaiting failover" in section

@@ -93,11 +93,13 @@ class ZooKeeperHook(BaseHook):
         self._load()
         return self._auth
 
-    def get_conn(self) -> KazooClient:
+    def get_conn(self, *, reconnect_for: float | None = 30.0) -> KazooClient:
         """A started kazoo client on the quorum (absolute HBase paths; no chroot). The caller stops it.
 
         TLS to ZooKeeper when the configuration (hbase-site.xml / ``HBREP__`` env) sets ``hbrep.zk.tls.*``;
         Kerberos (SASL) when it sets ``hbase.security.authentication=kerberos`` (``replication/kerberos.py``).
+        ``reconnect_for``: how long a lost connection is retried (s); None for a watcher that must outlive
+        any outage (the triggerer's ZooKeeper triggers).
         """
         from replication.config import Config
         from replication.kerberos import kerberos_identity
@@ -110,6 +112,7 @@ class ZooKeeperHook(BaseHook):
         # the connection's extra session_timeout (s) when given, else zookeeper.session.timeout
         session = self._extra.get("session_timeout")
         return connect(key, timeout=timeout, auth=self.auth, tls=zk_client_tls(conf), kerberos=kerberos_identity(conf),
+                       reconnect_for=reconnect_for,
                        session_timeout=float(session) if session is not None else session_timeout_s(conf))  # fmt: skip
 
     @contextlib.contextmanager

@@ -267,10 +267,34 @@ class LagCheckOperator(_HbrepOperator):
 
 
 class ClaimQueuesOperator(_HbrepOperator):
-    """One failover pass: claim the replication queues of dead region servers (``failover_once``)."""
+    """One failover pass: claim the replication queues of dead region servers (``failover_once``).
+
+    A run started by an asset event (a region server's death seen in ZooKeeper) waits out
+    ``replication.sleep.before.failover`` of the servers it found dead, up to ``event_wait_s``, and passes
+    again, so the claim follows the death by that sleep rather than by the next scheduled run.
+    """
+
+    def __init__(self, *, event_wait_s: float = 60.0, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.event_wait_s = event_wait_s
 
     def execute(self, context: Any) -> dict[str, Any]:
+        import time
+
         report = self.hook.failover()
+        run_type = getattr(context.get("dag_run"), "run_type", None)
+        if str(getattr(run_type, "value", run_type)) == "asset_triggered":
+            deadline = time.monotonic() + self.event_wait_s
+            outcomes = {s["server"]: s for s in report["servers"]}  # per server, its last pass's outcome
+            while True:
+                waits = [s["wait_ms"] for s in report["servers"] if s["action"] == "waiting"]
+                if not waits or time.monotonic() + min(waits) / 1000 > deadline:
+                    break
+                self.log.info("waiting %d ms (replication.sleep.before.failover) before claiming", min(waits))
+                time.sleep(min(waits) / 1000 + 0.05)
+                report = self.hook.failover()
+                outcomes.update({s["server"]: s for s in report["servers"]})
+            report["servers"] = list(outcomes.values())
         if report.get("disabled"):
             self.log.warning("No replication queue claimed: %s", report["disabled"])
         for server in report["servers"]:
