@@ -205,12 +205,18 @@ def spark_connect(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
 # - tests/interop/ is one group, so the session's real HBase starts once, not once per worker;
 # - tests/scheduler/ is one group, so two Airflow stacks (scheduler, API server, DAG processor, triggerer,
 #   Spark) never start at once on a 2-core machine;
+# - tests/native/ is one group: two real HBase clusters and an Airflow stack, started once for its module;
 # - the reliability suite is one group, so the worker that runs it sees every scenario and may rewrite
 #   RELIABILITY.md (tests/reliability/conftest.py).
 # The long groups go first, so none starts last while the other worker idles.
 # (xdist's own --dist loadgroup cannot do this under pytest 9: it renames tests through Node._nodeid,
 # which pytest 9 no longer reads, so its groups are silently ignored.)
-GROUPED_FOLDERS = {"tests/interop/": "real-hbase", "tests/scheduler/": "scheduler", "tests/reliability/": "reliability"}
+GROUPED_FOLDERS = {
+    "tests/interop/": "real-hbase",
+    "tests/scheduler/": "scheduler",
+    "tests/reliability/": "reliability",
+    "tests/native/": "native",
+}
 
 
 def xdist_group_of(nodeid: str) -> str:
