@@ -23,6 +23,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -154,11 +155,18 @@ def native_pair(
         airflow = launch_standalone(env, state / "airflow.log")
         stack.callback(airflow.stop)
         source, peer = RealHBase(state / "hbase-a"), RealHBase(state / "hbase-b")
-        for cluster, key in ((source, source_key), (peer, peer_key)):
+        stack.callback(peer.stop)
+        stack.callback(source.stop)
+
+        def start(cluster: RealHBase, key: str) -> None:
             cluster.start(key, regionservers=regionservers, heap_mb=heap_mb)
-            stack.callback(cluster.stop)
             for table in (NATIVE_TABLE, HBREP_TABLE):
                 cluster.admin("create-table", table, "1", "f:1")
+
+        with ThreadPoolExecutor(2, thread_name_prefix="hbase-start") as starting:  # A and B side by side
+            started = [starting.submit(start, source, source_key), starting.submit(start, peer, peer_key)]
+        for future in started:
+            future.result()
         airflow.wait_ready(timeout=300)
         api = stack.enter_context(AirflowApi(airflow.url, "admin", airflow.admin_password()))
         api.call("POST", "/pools", json={"name": "zookeeper", "slots": 4, "description": "hbrep: ZooKeeper tasks"})

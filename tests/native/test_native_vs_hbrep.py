@@ -33,7 +33,7 @@ from replication.net import free_port
 
 pytestmark = pytest.mark.slow
 
-ROWS = 3_000
+ROWS = 1_500
 VALUE = b"x" * 200
 ARRIVAL_TIMEOUT_S = 240
 
