@@ -101,8 +101,11 @@ class LagProbe:
     thread), and B polled every ``poll`` s for the oldest probes each side has not shown yet (another
     thread, so a B that does not answer, in an outage, never holds up the writes)."""
 
-    def __init__(self, source: RealHBase, peer: RealHBase, interval: float = 1.0, poll: float = 0.1) -> None:
+    def __init__(
+        self, source: RealHBase, peer: RealHBase, tag: bytes = b"", interval: float = 1.0, poll: float = 0.1
+    ) -> None:
         self.source, self.peer, self.interval, self.poll = source, peer, interval, poll
+        self.tag = tag  # in every probe's row key, so probes of another sampler (an earlier round) never count
         self.probes: list[Probe] = []
         self.error = ""
         self._stop = threading.Event()
@@ -126,7 +129,7 @@ class LagProbe:
         try:
             while not self._stop.is_set():
                 now = time.time()
-                row = PROBE_PREFIX + b"%08d" % n
+                row = PROBE_PREFIX + self.tag + b"%08d" % n
                 n += 1
                 for table in TABLE_OF.values():
                     writer = self.source.put_until_taken(writer, table, row, {b"f:probe": b"%.6f" % now})

@@ -35,7 +35,7 @@ import statistics
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
@@ -152,9 +152,9 @@ def _python_roots(spark_pid: int, airflow_sid: int) -> list[int]:
     for proc in psutil.process_iter(["pid", "cmdline"]):
         cmd = " ".join(proc.info["cmdline"] or [])
         try:
-            if os.getsid(proc.pid) == airflow_sid and " scheduler" in cmd and "airflow" in cmd:
+            if os.getsid(proc.pid) == airflow_sid and proc.ppid() == airflow_sid and "airflow scheduler" in cmd:
                 pids.append(proc.pid)
-        except OSError:
+        except (OSError, psutil.Error):
             continue
     with contextlib.suppress(psutil.Error):
         pids += [c.pid for c in psutil.Process(spark_pid).children() if "python" in c.name().lower()]
@@ -181,6 +181,114 @@ def _spread(values: list[float], fmt: str = "{:,.0f}") -> str:
     return " / ".join(fmt.format(v) for v in values)
 
 
+@dataclass
+class Measured:
+    """Every figure a run collects, per side and per round."""
+
+    drain: dict[str, list[float]] = field(default_factory=lambda: {s: [] for s in SIDES})
+    lag: dict[str, list[tuple[float, float, float]]] = field(default_factory=lambda: {s: [] for s in SIDES})
+    catchup: dict[str, list[float]] = field(default_factory=lambda: {s: [] for s in SIDES})
+    cpu: dict[str, list[dict[str, float]]] = field(default_factory=lambda: {s: [] for s in SIDES})
+    unseen: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SIDES, 0))
+    ingest: list[float] = field(default_factory=list)
+    asked: list[float] = field(default_factory=list)
+    achieved: list[float] = field(default_factory=list)
+    profile: dict[str, float] = field(default_factory=dict)
+    failures: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Rounds:
+    """The stages of one round on a running pair (see the module doc), recording into ``m``."""
+
+    pair: NativePair
+    sampler: KindSampler
+    spark_pid: int
+    sz: Sizes
+    state: Path
+    m: Measured
+
+    def backlog_drain(self, r: int) -> None:
+        """Write the round's backlog into both tables, then start the sides one by one, each timed to its last row."""
+        order = list(SIDES) if r % 2 == 0 else list(reversed(SIDES))
+        base = r * self.sz.rows
+        began = time.monotonic()
+        for table in TABLE_OF.values():
+            load_rows(self.pair.source, table, base, self.sz.rows, VALUE)
+        self.m.ingest.append(2 * self.sz.rows / (time.monotonic() - began))
+        _say(f"round {r + 1}: backlog written ({self.m.ingest[-1]:,.0f} rows/s into A); {order[0]} first")
+        last = row_key(base + self.sz.rows - 1)
+        for side in order:
+            profiled = side == HBREP_PEER and r == self.sz.rounds - 1
+            spy = profile_start(_python_roots(self.spark_pid, self.pair.airflow.proc.pid), self.state / "profile") \
+                if profiled else []  # fmt: skip
+            t0 = time.time()
+            _start(self.pair, side)
+            if side == NATIVE_PEER:  # from enable_replication_peer's return: the tool JVM's start left out
+                t0 = time.time()
+            t1 = _wait_row(self.pair, side, last, timeout=max(1800.0, self.sz.rows / 20))
+            if spy:
+                profile_stop(spy)
+                self.m.profile = profile_summary(self.state / "profile")
+            self.m.drain[side].append(self.sz.rows / (t1 - t0))
+            self.m.cpu[side].append(_per_million(self.sampler.used(t0, t1), self.sz.rows))
+            _say(f"round {r + 1}: {side} drained {self.m.drain[side][-1]:,.0f} rows/s")
+
+    def steady_and_outage(self, r: int) -> None:
+        """The steady load with the probe, then B's region servers stopped and started under the same load;
+        both sides drained of it at the end."""
+        rate = 0.5 * min(self.m.drain[s][-1] for s in SIDES)
+        self.m.asked.append(rate)
+        first_row = 10**8 + r * 10**7
+        load = PacedLoad(self.pair.source, list(TABLE_OF.values()), first_row, rate, VALUE)
+        probe = LagProbe(self.pair.source, self.pair.peer, tag=b"r%d-" % r)
+        probe.start()
+        load.start()
+        try:
+            self._steady(r, probe, load, rate)
+            self._outage(r, probe)
+        finally:
+            load.stop()
+            probe.stop()
+        if load.error or probe.error:
+            raise RuntimeError(load.error or probe.error)
+        for side in SIDES:
+            _wait_row(self.pair, side, row_key(first_row + load.written - 1), timeout=1800)
+
+    def _steady(self, r: int, probe: LagProbe, load: PacedLoad, rate: float) -> None:
+        s0 = time.time()
+        time.sleep(self.sz.steady_min * 60)
+        s1 = time.time()
+        self.m.achieved.append(load.written / (s1 - s0))
+        deadline = time.monotonic() + 300  # the stage's probes seen before the outage starts
+        while not probe.all_seen(s1) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        for side in SIDES:
+            values = probe.lags(side, s0, s1) or [float("inf")]
+            self.m.unseen[side] += probe.unseen(side, s0, s1)
+            self.m.lag[side].append((percentile(values, 50), percentile(values, 99), max(values)))
+            _say(f"round {r + 1}: {side} lag p50/p99/max {self.m.lag[side][-1]} s at {rate:,.0f} rows/s")
+
+    def _outage(self, r: int, probe: LagProbe) -> None:
+        _stop_peer_regionservers(self.pair)
+        _say(f"round {r + 1}: B's region servers stopped for {self.sz.outage_min:g} min")
+        time.sleep(self.sz.outage_min * 60)
+        restarted = time.time()
+        _restart_peer_regionservers(self.pair)
+        self.sampler.roots.update(_roots(self.pair, self.spark_pid))  # the new region servers' pids
+        deadline = time.monotonic() + max(900.0, 3 * self.sz.outage_min * 60)
+        back: dict[str, float] = {}
+        while len(back) < len(SIDES) and time.monotonic() < deadline:
+            for side in SIDES:
+                moment = probe.back_under(side, restarted, LAG_UNDER_S)
+                if side not in back and moment is not None:
+                    back[side] = moment - restarted
+            time.sleep(1)
+        for side in SIDES:
+            self.m.catchup[side].append(back.get(side, float("inf")))
+        _say(f"round {r + 1}: catch-up {back}")
+
+
 def run(quick: bool) -> dict:
     """Each side's drain, lag under load, catch-up and CPU per million rows, and hbrep / native."""
     from replication.devstack.spark_connect import SparkConnectServer
@@ -189,12 +297,7 @@ def run(quick: bool) -> dict:
 
     sz = sizes(quick)
     load_before = _uptime()
-    drain: dict[str, list[float]] = {s: [] for s in SIDES}
-    lag: dict[str, list[tuple[float, float, float]]] = {s: [] for s in SIDES}
-    catchup: dict[str, list[float]] = {s: [] for s in SIDES}
-    cpu: dict[str, list[dict[str, float]]] = {s: [] for s in SIDES}
-    ingest, steady_rates, achieved, unseen = [], [], [], {s: 0 for s in SIDES}
-    profile: dict[str, float] = {}
+    m = Measured()
     with tempfile.TemporaryDirectory(prefix="bench-native-") as tmp:
         state = Path(tmp)
         zk = ZooKeeperServer(state / "zk", free_port())
@@ -205,82 +308,23 @@ def run(quick: bool) -> dict:
             with native_pair(state, zk.port, spark.port, free_port(), regionservers=REGIONSERVERS, heap_mb=768,
                              window_ms=WINDOW_MS, tag="bench-native") as pair:  # fmt: skip
                 _say(f"clusters ({REGIONSERVERS} region servers each) and Airflow up; sizes: {sz.label()}")
-                sampler = KindSampler(_roots(pair, spark.read_pid() or 0), pair.airflow.proc.pid)
-                with sampler:
+                spark_pid = spark.read_pid() or 0
+                with KindSampler(_roots(pair, spark_pid), pair.airflow.proc.pid) as sampler:
+                    rounds = Rounds(pair, sampler, spark_pid, sz, state, m)
                     pair.add_peers()
                     for r in range(sz.rounds):
-                        order = list(SIDES) if r % 2 == 0 else list(reversed(SIDES))
-                        base = r * sz.rows
-                        began = time.monotonic()
-                        for table in TABLE_OF.values():
-                            load_rows(pair.source, table, base, sz.rows, VALUE)
-                        ingest.append(2 * sz.rows / (time.monotonic() - began))
-                        _say(f"round {r + 1}: backlog written ({ingest[-1]:,.0f} rows/s into A); {order[0]} first")
-                        last = row_key(base + sz.rows - 1)
-                        for side in order:
-                            spy = []
-                            if side == HBREP_PEER and r == sz.rounds - 1:
-                                spy = profile_start(_python_roots(spark.read_pid() or 0, pair.airflow.proc.pid),
-                                                    state / "profile")  # fmt: skip
-                            t0 = time.time()
-                            _start(pair, side)
-                            t1 = _wait_row(pair, side, last, timeout=max(1800.0, sz.rows / 20))
-                            if spy:
-                                profile_stop(spy)
-                                profile = profile_summary(state / "profile")
-                            drain[side].append(sz.rows / (t1 - t0))
-                            cpu[side].append(_per_million(sampler.used(t0, t1), sz.rows))
-                            _say(f"round {r + 1}: {side} drained {drain[side][-1]:,.0f} rows/s")
-
-                        rate = 0.5 * min(drain[s][-1] for s in SIDES)
-                        steady_rates.append(rate)
-                        load = PacedLoad(pair.source, list(TABLE_OF.values()), 10**8 + r * 10**7, rate, VALUE)
-                        probe = LagProbe(pair.source, pair.peer)
-                        probe.start()
-                        load.start()
-                        s0 = time.time()
-                        time.sleep(sz.steady_min * 60)
-                        s1 = time.time()
-                        achieved.append(load.written / (s1 - s0))
-                        deadline = time.monotonic() + 300  # the stage's probes seen before the outage starts
-                        while not probe.all_seen(s1) and time.monotonic() < deadline:
-                            time.sleep(0.5)
-                        for side in SIDES:
-                            values = probe.lags(side, s0, s1) or [float("inf")]
-                            unseen[side] += probe.unseen(side, s0, s1)
-                            lag[side].append((percentile(values, 50), percentile(values, 99), max(values)))
-                            _say(f"round {r + 1}: {side} lag p50/p99/max {lag[side][-1]} s at {rate:,.0f} rows/s")
-
-                        _stop_peer_regionservers(pair)
-                        _say(f"round {r + 1}: B's region servers stopped for {sz.outage_min:g} min")
-                        time.sleep(sz.outage_min * 60)
-                        restarted = time.time()
-                        _restart_peer_regionservers(pair)
-                        sampler.roots.update(_roots(pair, spark.read_pid() or 0))  # the new region servers' pids
-                        deadline = time.monotonic() + max(900.0, 3 * sz.outage_min * 60)
-                        back: dict[str, float] = {}
-                        while len(back) < len(SIDES) and time.monotonic() < deadline:
-                            for side in SIDES:
-                                moment = probe.back_under(side, restarted, LAG_UNDER_S)
-                                if side not in back and moment is not None:
-                                    back[side] = moment - restarted
-                            time.sleep(1)
-                        for side in SIDES:
-                            catchup[side].append(back.get(side, float("inf")))
-                        _say(f"round {r + 1}: catch-up {back}")
-                        load.stop()
-                        probe.stop()
-                        if load.error or probe.error:
-                            raise RuntimeError(load.error or probe.error)
-                        end = row_key(10**8 + r * 10**7 + load.written - 1)
-                        for side in SIDES:
-                            _wait_row(pair, side, end, timeout=1800)
-                        _stop_both(pair, timeout=WINDOW_MS / 1000 + 180)
+                        try:
+                            rounds.backlog_drain(r)
+                            rounds.steady_and_outage(r)
+                            _stop_both(pair, timeout=WINDOW_MS / 1000 + 180)
+                        except Exception as exc:  # the rounds done so far are kept, and the notes say why it stopped
+                            m.failures.append(f"round {r + 1}: {type(exc).__name__}: {exc}")
+                            _say(f"stopping after {m.failures[-1]}")
+                            break
         finally:
             spark.stop()
             zk.stop()
-    steady = {"asked": steady_rates, "achieved": achieved}
-    return _result(sz, drain, lag, catchup, cpu, ingest, steady, unseen, profile, load_before)
+    return _result(sz, m, load_before)
 
 
 def _ratio(hbrep: float, native: float) -> float:
@@ -291,14 +335,19 @@ def _uptime() -> str:
     return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 
 
-def _result(sz: Sizes, drain, lag, catchup, cpu, ingest, steady, unseen, profile, load_before) -> dict:
-    med = statistics.median
+def _result(sz: Sizes, m: Measured, load_before: str) -> dict:
+    drain, lag, catchup, cpu, unseen = m.drain, m.lag, m.catchup, m.cpu, m.unseen
+
+    def med(values) -> float:
+        values = list(values)
+        return statistics.median(values) if values else float("nan")
+
     f: dict[str, object] = {
         "sizes run": sz.label(),
         "region servers per cluster (on this machine's two cores)": REGIONSERVERS,
-        "backlog written into A (rows/s, both tables, per round)": _spread(ingest),
-        "steady load per table (rows/s: 50% of the slower drain, per round)": _spread(steady["asked"]),
-        "steady load per table, written (rows/s, per round)": _spread(steady["achieved"]),
+        "backlog written into A (rows/s, both tables, per round)": _spread(m.ingest),
+        "steady load per table (rows/s: 50% of the slower drain, per round)": _spread(m.asked),
+        "steady load per table, written (rows/s, per round)": _spread(m.achieved),
     }
     for side in SIDES:
         f[f"{side}: backlog drain (rows/s, median)"] = med(drain[side])
@@ -306,7 +355,7 @@ def _result(sz: Sizes, drain, lag, catchup, cpu, ingest, steady, unseen, profile
     for side in SIDES:
         f[f"{side}: lag p50 (s, median of rounds)"] = med(x[0] for x in lag[side])
         f[f"{side}: lag p99 (s, median of rounds)"] = med(x[1] for x in lag[side])
-        f[f"{side}: lag max (s, max of rounds)"] = max(x[2] for x in lag[side])
+        f[f"{side}: lag max (s, max of rounds)"] = max((x[2] for x in lag[side]), default=float("nan"))
         f[f"{side}: lag p99 (s, per round)"] = _spread([x[1] for x in lag[side]], "{:.2f}")
         f[f"{side}: probes written under steady load never seen on B"] = unseen[side]
     for side in SIDES:
@@ -318,7 +367,7 @@ def _result(sz: Sizes, drain, lag, catchup, cpu, ingest, steady, unseen, profile
             if med(values) >= 0.05:
                 f[f"{side}: CPU s per million rows drained: {kind} (median)"] = med(values)
         f[f"{side}: CPU s per million rows drained: all kinds (median)"] = med(sum(c.values()) for c in cpu[side])
-    f.update(profile)
+    f.update(m.profile)
     native_lag = f[f"{NATIVE_PEER}: lag p99 (s, median of rounds)"]
     hbrep_lag = f[f"{HBREP_PEER}: lag p99 (s, median of rounds)"]
     ratios = {
@@ -349,7 +398,9 @@ def _result(sz: Sizes, drain, lag, catchup, cpu, ingest, steady, unseen, profile
             "shadow peer of A (table hbrep_t) shipped by the hbrep_ship DAG under Airflow's real scheduler, "
             f"ship windows of {WINDOW_MS // 1000} s on a Spark Connect server, runs every minute.",
             "Backlog drain: both tables' backlog written while neither side ships; then each side is started "
-            "alone, the round's first side alternating, and timed from its start to its last row on B; the first "
+            "alone, the round's first side alternating, and timed from its start (native: from the return of "
+            "enable_replication_peer, HBase's Admin call; hbrep: from the REST call that unpauses and triggers "
+            "the ship DAG, so the scheduler's start of the run counts) to its last row on B; the first "
             "side stays running (idle) while the second drains, so its idle processes count in the second "
             "side's CPU. CPU: user+system seconds of this bench's process trees only (psutil), by kind, over each "
             "side's drain, per million rows drained.",
@@ -360,5 +411,6 @@ def _result(sz: Sizes, drain, lag, catchup, cpu, ingest, steady, unseen, profile
             "Profile: py-spy over hbrep's Python processes (the Airflow scheduler with its task processes, Spark's "
             "Python workers) during hbrep's drain of the last round; 'profile:' figures are shares of its samples "
             "(idle threads left out), by leaf function and by innermost hbrep module.",
+            *(["Stopped early: " + "; ".join(m.failures)] if m.failures else []),
         ],
     }

@@ -28,16 +28,23 @@ def test_sizes_are_the_issue_s_unless_quick_or_the_environment_says_otherwise():
     )
 
 
-def _synthetic_result(sizes: bench.Sizes) -> dict:
-    drain = {"native": [10_000.0, 12_000.0, 11_000.0], "hbrep": [4_000.0, 5_000.0, 6_000.0]}
-    lag = {"native": [(0.3, 0.9, 1.2)] * 3, "hbrep": [(2.0, 6.0, 9.0)] * 3}
-    catchup = {"native": [20.0, 30.0, 25.0], "hbrep": [10.0, 12.0, 11.0]}
-    cpu = {side: [{k: (i + 1) * 10.0 for i, k in enumerate(KINDS)}] * 3 for side in bench.SIDES}
-    profile = {"profile: samples": 100.0, "profile: self time: decode (reader.py)": 0.4,
-               "profile: module: replication/wal/reader.py": 0.5}  # fmt: skip
-    return bench._result(sizes, drain, lag, catchup, cpu, [9_000.0] * 3,
-                         {"asked": [2_000.0] * 3, "achieved": [1_900.0] * 3},
-                         {"native": 0, "hbrep": 0}, profile, "load")  # fmt: skip
+def _synthetic_result(sizes: bench.Sizes, failures: list[str] | None = None) -> dict:
+    m = bench.Measured(
+        drain={"native": [10_000.0, 12_000.0, 11_000.0], "hbrep": [4_000.0, 5_000.0, 6_000.0]},
+        lag={"native": [(0.3, 0.9, 1.2)] * 3, "hbrep": [(2.0, 6.0, 9.0)] * 3},
+        catchup={"native": [20.0, 30.0, 25.0], "hbrep": [10.0, 12.0, 11.0]},
+        cpu={side: [{k: (i + 1) * 10.0 for i, k in enumerate(KINDS)}] * 3 for side in bench.SIDES},
+        ingest=[9_000.0] * 3,
+        asked=[2_000.0] * 3,
+        achieved=[1_900.0] * 3,
+        profile={
+            "profile: samples": 100.0,
+            "profile: self time: decode (reader.py)": 0.4,
+            "profile: module: replication/wal/reader.py": 0.5,
+        },
+        failures=failures or [],
+    )
+    return bench._result(sizes, m, "load")
 
 
 def test_the_result_has_medians_spreads_ratios_and_says_when_it_is_not_the_full_size():
@@ -49,6 +56,9 @@ def test_the_result_has_medians_spreads_ratios_and_says_when_it_is_not_the_full_
     assert ratios["hbrep / native: lag p99 under steady load (target <= 2)"] == pytest.approx(6.0 / 0.9)
     assert ratios["hbrep / native: catch-up time after the outage (target <= 1)"] == pytest.approx(11 / 25)
     assert "NOT the full size" in result["title"] and "BENCH_NATIVE_ROWS=20000" in result["command"]
+    assert not any(note.startswith("Stopped early") for note in result["notes"])
+    stopped = _synthetic_result(bench.FULL, ["round 3: TimeoutError: native: row not on B"])
+    assert stopped["notes"][-1] == "Stopped early: round 3: TimeoutError: native: row not on B"
     full = _synthetic_result(bench.FULL)
     assert "NOT the full size" not in full["title"] and full["command"] == "make bench ONLY=native_vs_hbrep"
 
