@@ -226,7 +226,7 @@ class Rounds:
             _start(self.pair, side)
             if side == NATIVE_PEER:  # from enable_replication_peer's return: the tool JVM's start left out
                 t0 = time.time()
-            t1 = _wait_row(self.pair, side, last, timeout=max(1800.0, self.sz.rows / 20))
+            t1 = _wait_row(self.pair, side, last, timeout=max(600.0, self.sz.rows / 20))
             if spy:
                 profile_stop(spy)
                 self.m.profile = profile_summary(self.state / "profile")
@@ -253,7 +253,7 @@ class Rounds:
         if load.error or probe.error:
             raise RuntimeError(load.error or probe.error)
         for side in SIDES:
-            _wait_row(self.pair, side, row_key(first_row + load.written - 1), timeout=1800)
+            _wait_row(self.pair, side, row_key(first_row + load.written - 1), timeout=600)
 
     def _steady(self, r: int, probe: LagProbe, load: PacedLoad, rate: float) -> None:
         s0 = time.time()
@@ -276,7 +276,7 @@ class Rounds:
         restarted = time.time()
         _restart_peer_regionservers(self.pair)
         self.sampler.roots.update(_roots(self.pair, self.spark_pid))  # the new region servers' pids
-        deadline = time.monotonic() + max(900.0, 3 * self.sz.outage_min * 60)
+        deadline = time.monotonic() + max(300.0, 3 * self.sz.outage_min * 60)
         back: dict[str, float] = {}
         while len(back) < len(SIDES) and time.monotonic() < deadline:
             for side in SIDES:

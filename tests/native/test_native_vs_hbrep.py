@@ -42,7 +42,7 @@ ARRIVAL_TIMEOUT_S = 240
 def pair(zk_server, spark_connect, tmp_path_factory) -> Iterator[NativePair]:
     """A and B (one region server each), the two tables, Airflow's scheduler with the ship DAG paused."""
     state = tmp_path_factory.mktemp("native")
-    with native_pair(state, zk_server.port, spark_connect.port, free_port(), window_ms=30_000) as started:
+    with native_pair(state, zk_server.port, spark_connect.port, free_port(), window_ms=20_000) as started:
         yield started
 
 
