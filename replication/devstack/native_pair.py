@@ -155,8 +155,7 @@ def native_pair(
         airflow = launch_standalone(env, state / "airflow.log")
         stack.callback(airflow.stop)
         source, peer = RealHBase(state / "hbase-a"), RealHBase(state / "hbase-b")
-        stack.callback(peer.stop)
-        stack.callback(source.stop)
+        stack.callback(_stop_side_by_side, source, peer)
 
         def start(cluster: RealHBase, key: str) -> None:
             cluster.start(key, regionservers=regionservers, heap_mb=heap_mb)
@@ -172,6 +171,13 @@ def native_pair(
         api.call("POST", "/pools", json={"name": "zookeeper", "slots": 4, "description": "hbrep: ZooKeeper tasks"})
         api.wait_for_dag(SHIP_DAG, timeout=180)
         yield NativePair(source, peer, source_key, peer_key, airflow, api, env)
+
+
+def _stop_side_by_side(*clusters: RealHBase) -> None:
+    """Stop the clusters at the same time (each JVM's graceful stop may take seconds)."""
+    with ThreadPoolExecutor(len(clusters), thread_name_prefix="hbase-stop") as stopping:
+        for future in [stopping.submit(cluster.stop) for cluster in clusters]:
+            future.result()
 
 
 def wait_for_rows(pair: NativePair, last: bytes, timeout: float) -> dict[str, float]:
