@@ -24,7 +24,8 @@ profile's shares by function and by hbrep module are figures of the result, whic
 
 Sizes: the issue's (1,000,000 rows, 10-minute load, 10-minute outage, 3 rounds) unless ``--quick`` or
 the environment (BENCH_NATIVE_ROWS, BENCH_NATIVE_STEADY_MIN, BENCH_NATIVE_OUTAGE_MIN, BENCH_NATIVE_ROUNDS)
-says otherwise; the section's title names the sizes that ran.
+says otherwise; the section's title names the sizes that ran. BENCH_NATIVE_BUDGET_MIN (minutes from the
+start) stops the run from starting another round once passed; the notes then say so.
 """
 
 from __future__ import annotations
@@ -297,6 +298,7 @@ def run(quick: bool) -> dict:
 
     sz = sizes(quick)
     load_before = _uptime()
+    began = time.monotonic()
     m = Measured()
     with tempfile.TemporaryDirectory(prefix="bench-native-") as tmp:
         state = Path(tmp)
@@ -312,7 +314,11 @@ def run(quick: bool) -> dict:
                 with KindSampler(_roots(pair, spark_pid), pair.airflow.proc.pid) as sampler:
                     rounds = Rounds(pair, sampler, spark_pid, sz, state, m)
                     pair.add_peers()
+                    budget = float(os.environ.get("BENCH_NATIVE_BUDGET_MIN", "0")) * 60  # 0: no limit
                     for r in range(sz.rounds):
+                        if budget and r and time.monotonic() - began > budget:
+                            m.failures.append(f"round {r + 1} not started: BENCH_NATIVE_BUDGET_MIN passed")
+                            break
                         try:
                             rounds.backlog_drain(r)
                             rounds.steady_and_outage(r)
