@@ -36,7 +36,7 @@ import statistics
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import quote
 
@@ -343,13 +343,14 @@ def _uptime() -> str:
 
 def _result(sz: Sizes, m: Measured, load_before: str) -> dict:
     drain, lag, catchup, cpu, unseen = m.drain, m.lag, m.catchup, m.cpu, m.unseen
+    ran = replace(sz, rounds=min(len(v) for v in catchup.values()))  # the rounds run to their end
 
     def med(values) -> float:
         values = list(values)
         return statistics.median(values) if values else float("nan")
 
     f: dict[str, object] = {
-        "sizes run": sz.label(),
+        "sizes run": ran.label() + ("" if ran == sz else f" (of {sz.rounds} planned)"),
         "region servers per cluster (on this machine's two cores)": REGIONSERVERS,
         "backlog written into A (rows/s, both tables, per round)": _spread(m.ingest),
         "steady load per table (rows/s: 50% of the slower drain, per round)": _spread(m.asked),
@@ -392,7 +393,7 @@ def _result(sz: Sizes, m: Measured, load_before: str) -> dict:
         )
     return {
         "title": f"Real HBase → real HBase at scale, through the scheduler: HBase's native replication vs hbrep "
-        f"({sz.label()}{'' if full else '; NOT the full size of 1,000,000 rows, 10 + 10 minutes'})",
+        f"({ran.label()}{'' if full else '; NOT the full size of 1,000,000 rows, 10 + 10 minutes'})",
         "command": command,
         "figures": f,
         "ratios": ratios,
