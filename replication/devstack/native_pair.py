@@ -32,6 +32,7 @@ from replication.devstack.airflow_api import AirflowApi
 from replication.devstack.airflow_stack import AirflowStandalone, airflow_environment, launch_standalone
 from replication.devstack.hbase import RealHBase
 from replication.devstack.maven import interop_tools_classpath
+from replication.net import free_port
 
 NATIVE_PEER, HBREP_PEER = "native", "hbrep"
 NATIVE_TABLE, HBREP_TABLE = "native_t", "hbrep_t"
@@ -153,7 +154,7 @@ def native_pair(
     (state / "airflow").mkdir(parents=True, exist_ok=True)
     with contextlib.ExitStack() as stack:
         airflow = launch_standalone(env, state / "airflow.log")
-        stack.callback(airflow.stop)
+        stack.callback(lambda: airflow.stop())
         source, peer = RealHBase(state / "hbase-a"), RealHBase(state / "hbase-b")
         stack.callback(_stop_side_by_side, source, peer)
 
@@ -166,7 +167,16 @@ def native_pair(
             started = [starting.submit(start, source, source_key), starting.submit(start, peer, peer_key)]
         for future in started:
             future.result()
-        airflow.wait_ready(timeout=300)
+        try:
+            airflow.wait_ready(timeout=300)
+        except RuntimeError as exc:
+            if "address already in use" not in str(exc):
+                raise
+            # the API port was taken while Airflow booted (free_port only says it was free a moment ago)
+            env = {**env, **airflow_environment(state / "airflow", source_key, api_port=free_port(),
+                                                spark_connect_port=spark_connect_port, extra=extra)}  # fmt: skip
+            airflow = launch_standalone(env, state / "airflow.log")
+            airflow.wait_ready(timeout=300)
         api = stack.enter_context(AirflowApi(airflow.url, "admin", airflow.admin_password()))
         api.call("POST", "/pools", json={"name": "zookeeper", "slots": 4, "description": "hbrep: ZooKeeper tasks"})
         api.wait_for_dag(SHIP_DAG, timeout=180)
