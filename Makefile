@@ -11,7 +11,7 @@ export GX_ANALYTICS_ENABLED := false
 export PYSPARK_PYTHON := $(CURDIR)/$(VENV)/bin/python
 export PYSPARK_DRIVER_PYTHON := $(CURDIR)/$(VENV)/bin/python
 
-.PHONY: demo-hbase install test test-fast demo bench lint fmt lock proto clean up down chaos chromium fuzz
+.PHONY: krb5 demo-hbase install test test-fast demo bench lint fmt lock proto clean up down chaos chromium redis fuzz postgresql
 
 install: $(STAMP)
 
@@ -19,7 +19,7 @@ install: $(STAMP)
 # --compile-bytecode: .pyc files written at install, as pip does by default (uv does not). Without them a
 # process whose environment sets PYTHONDONTWRITEBYTECODE (this machine's does) compiles every module it imports,
 # in each Airflow task, Spark Python worker and region server it starts.
-$(STAMP): pyproject.toml constraints.txt
+$(STAMP): pyproject.toml constraints.txt | krb5
 	@command -v java >/dev/null || { echo "hbrep: java not found (Java 17 is required for ZooKeeper and Spark)"; exit 1; }
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@test -x $(UV) || $(VENV)/bin/pip install -q uv==0.13.9
@@ -31,18 +31,18 @@ $(STAMP): pyproject.toml constraints.txt
 # Much of a test's time is spent waiting on the JVMs and servers it starts, so two workers keep both cores busy.
 # Each module runs whole on one worker; tests/conftest.py groups the real-HBase, scheduler and reliability tests.
 TEST_WORKERS ?= 2
-test: install | chromium
+test: install | chromium postgresql redis
 	$(PY) -m pytest -q -p no:cacheprovider --durations=30 \
 	  $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder,) $(PYTEST_ARGS)
 
 test-fast: install
 	$(PY) -m pytest -q -m "not slow" $(PYTEST_ARGS)
 
-demo: install
+demo: install | postgresql
 	$(PY) -m replication.devstack.demo
 
 # Real HBase -> hbrep's DAGs -> real HBase, a region server SIGKILLed, HBase's VerifyReplication at the end.
-demo-hbase: install
+demo-hbase: install | postgresql
 	$(PY) -m replication.devstack.demo_hbase
 
 # The reliability suite in its long form (more rows, more rounds); rewrites RELIABILITY.md.
@@ -84,14 +84,33 @@ clean:
 	rm -rf $(VENV) .hbrep build *.egg-info
 
 # Airflow standalone on 127.0.0.1 with ZooKeeper and the embedded clusters a -> b, DAGs unpaused.
-up: install
-	scripts/airflow-up.sh
+# `make up DIST=1`: the distributed stack (CeleryExecutor on Redis with two Celery workers, a Spark standalone
+# master and two workers with the Connect server on it, cluster a's WALs and the ship work dir on HDFS).
+up: install | postgresql $(if $(DIST),redis,)
+	scripts/airflow-up.sh $(if $(DIST),--dist,)
 
-# Stop every process `make up` started; the clusters' state is kept for the next `make up`.
+# Stop every process `make up` started (PostgreSQL included); the clusters' state is kept for the next `make up`.
 # `make down CLEAN=1` also removes it, so the next `make up` starts from empty clusters.
 down:
 	scripts/airflow-down.sh $(if $(CLEAN),--clean,)
 
+# Debian's Redis server: the distributed stack's Celery broker (replication/devstack/redis.py).
+redis:
+	@command -v redis-server >/dev/null || (apt-get update && apt-get install -y --no-install-recommends redis-server)
+
+# MIT Kerberos from Debian: the KDC the Kerberos tests start per run (replication/devstack/kdc.py), kinit/klist,
+# and the headers the `kerberos` wheel (pure-sasl's GSSAPI binding) is built against. Nothing is started here.
+krb5:
+	@test -x /usr/sbin/krb5kdc && test -x /usr/sbin/kadmin.local && command -v kinit >/dev/null && \
+	  command -v krb5-config >/dev/null || \
+	  (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y krb5-kdc krb5-admin-server krb5-user libkrb5-dev)
+
 # Headless Chromium for the Replication view test (tests/plugins/test_replication_view.py).
 chromium:
 	@command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
+
+# PostgreSQL's server binaries (Debian's postgresql), Airflow's metadata database in make up, make demo and the
+# tests (replication/devstack/postgres.py runs them; HBREP_POSTGRES_BIN names another folder of initdb/postgres).
+postgresql:
+	@test -n "$$HBREP_POSTGRES_BIN" || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || \
+	  (apt-get update && apt-get install -y postgresql)

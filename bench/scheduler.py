@@ -20,7 +20,6 @@ import itertools
 import json
 import os
 import re
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -34,6 +33,7 @@ from urllib.parse import quote
 
 from bench import _support as s
 from bench.cpu_share import CpuSampler
+from replication.devstack.postgres import PostgresServer
 from replication.devstack.stack import SHIP_SCHEDULE, SHIP_WINDOW_MS
 
 NAME = "scheduler"
@@ -175,15 +175,34 @@ def stack(tmp: str, mode: str):
         _devstack("down", "--state", str(state))
 
 
-def _ts(text: str | None) -> float | None:
+def _ts(text: str | datetime | None) -> float | None:
     if not text:
         return None
+    if isinstance(text, datetime):
+        return text.timestamp()
     return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+class _MetadataDb:
+    """The stack's Airflow metadata database (database ``airflow`` on its PostgreSQL server), for reads;
+    ``execute`` takes ``?`` placeholders as sqlite3 does."""
+
+    def __init__(self, state: Path) -> None:
+        self.connection = PostgresServer(state / "postgres").connect("airflow")
+        self.connection.autocommit = True
+
+    def execute(self, sql: str, args: tuple[Any, ...] = ()) -> Any:
+        cursor = self.connection.cursor()
+        cursor.execute(sql.replace("?", "%s"), args)
+        return cursor
+
+    def close(self) -> None:
+        self.connection.close()
 
 
 def dag_runs(state: Path, finished: bool = True) -> list[dict[str, Any]]:
     """hbrep_ship runs (finished ones, or all): queued/start/end, and its tasks' start/end (metadata DB)."""
-    db = sqlite3.connect(f"file:{state / 'airflow' / 'airflow.db'}?mode=ro", uri=True, timeout=30)
+    db = _MetadataDb(state)
     try:
         runs = db.execute(
             "select run_id, queued_at, start_date, end_date, state from dag_run where dag_id=? "
@@ -306,7 +325,7 @@ def _pause_for_backlog(st: Stack, api: Any) -> None:
     api.set_paused(DAG, True)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
-        db = sqlite3.connect(f"file:{st.state / 'airflow' / 'airflow.db'}?mode=ro", uri=True, timeout=30)
+        db = _MetadataDb(st.state)
         try:
             (active,) = db.execute(
                 "select count(*) from task_instance where dag_id=? and state in ('running', 'queued')", (DAG,)
@@ -331,7 +350,7 @@ def _settle(st: Stack, timeout: float = 600) -> None:
                 api.call("PATCH", run_path, json={"state": "failed"})
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        db = sqlite3.connect(f"file:{st.state / 'airflow' / 'airflow.db'}?mode=ro", uri=True, timeout=30)
+        db = _MetadataDb(st.state)
         try:
             (verify_tasks,) = db.execute(
                 "select count(*) from task_instance where dag_id='hbrep_verify' and state in ('running', 'queued')"

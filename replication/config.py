@@ -104,6 +104,10 @@ DEFAULTS: dict[str, str] = {
     "hbrep.zookeeper.znode.root": "",
     "hbrep.cluster.token": "",
     "hbrep.zk.auth": "",
+    # Kerberos (replication/kerberos.py), HBase's keys: kerberos = SASL GSSAPI to ZooKeeper as this identity
+    "hbase.security.authentication": "simple",
+    "hbase.client.kerberos.principal": "",
+    "hbase.client.keytab.file": "",
     "hbrep.source.ship.max.attempts": "10",
     # true: a peer's bandwidth is shared by its queues of the cycle (the whole cluster stays under it);
     # false (HBase's behaviour): every queue's source gets the peer's whole bandwidth
@@ -221,6 +225,11 @@ def _choice(*allowed: str) -> Validator:
     return check
 
 
+def _authentication(raw: str) -> str:
+    # HBase compares hbase.security.authentication ignoring case (User.isHBaseSecurityEnabled)
+    return _choice("simple", "kerberos")(raw.strip().lower())
+
+
 def _connect_url(raw: str) -> str:
     if raw and not raw.startswith("sc://"):
         raise ValueError(f"{raw!r} is not a Spark Connect URL (sc://host:port)")
@@ -326,6 +335,7 @@ VALIDATORS: dict[str, Validator] = {
     "hbase.master.cleaner.interval": _int(1),
     "hbrep.lag.alert.ms": _int(1),
     "hbrep.zk.auth": _digest_auth,
+    "hbase.security.authentication": _authentication,
     "hbrep.source.ship.max.attempts": _int(1),
     "hbrep.source.bandwidth.split": _bool,
     "hbrep.ship.lease.ms": _int(1000),

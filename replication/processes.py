@@ -6,8 +6,16 @@ Shared by every launcher (ZooKeeper, the dev stack's JVMs, region servers, Airfl
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
+import signal
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
+
+# Set (to 1) in the environment of a process whose servers must outlive it: `make up` starts a stack and exits.
+DETACHED_ENV = "HBREP_DETACHED"
+_PR_SET_PDEATHSIG = 1
 
 
 def pid_alive(pid: int) -> bool:
@@ -74,3 +82,39 @@ def read_pid_file(path: Path) -> int | None:
     if started is not None and started != 0 and start_time(pid) != started:
         return None  # the recorded process is gone; this pid now belongs to another one
     return pid
+
+
+@contextlib.contextmanager
+def detached() -> Iterator[None]:
+    """Within the block, what this process starts outlives it (no parent-death signal): for commands that
+    start a server or a stack and exit (``make up``, ``hbrep zk|spark|hdfs|hbase|cluster start``)."""
+    before = os.environ.get(DETACHED_ENV)
+    os.environ[DETACHED_ENV] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(DETACHED_ENV, None)
+        else:
+            os.environ[DETACHED_ENV] = before
+
+
+def dies_with_parent(sig: int = signal.SIGKILL) -> Callable[[], None] | None:
+    """A ``preexec_fn`` for :class:`subprocess.Popen` that gives the child ``sig`` when this process dies
+    (Linux's parent-death signal), so that servers a test or the demo starts never outlive a killed run.
+
+    None (start the child as it is) when servers are meant to outlive this process (``HBREP_DETACHED=1``,
+    set by ``make up``) or off the main thread: the signal fires when the *thread* that forked the child
+    ends, which for the main thread is the process's end.
+    """
+    if os.environ.get(DETACHED_ENV) == "1" or threading.current_thread() is not threading.main_thread():
+        return None
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    parent = os.getpid()
+
+    def set_parent_death_signal() -> None:
+        prctl(_PR_SET_PDEATHSIG, sig, 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before the signal was armed
+            os.kill(os.getpid(), sig)
+
+    return set_parent_death_signal

@@ -35,6 +35,7 @@ from replication.cluster.info import read_cluster_info
 from replication.cluster.source_cluster import open_source
 from replication.cluster.source_tables import source_table, user_tables
 from replication.errors import HbrepError
+from replication.kerberos import kerberos_identity
 from replication.tables.hbase_thrift import is_thrift_root, thrift_root
 from replication.tables.semantics import LATEST_TIMESTAMP
 from replication.tls import zk_client_tls
@@ -376,7 +377,11 @@ def resolve_target(zk: KazooClient, source_key: ClusterKey, conf: Config, peer: 
     else:
         auth = conf.get_str("hbrep.zk.auth") or None
         with connected(
-            peer_key, auth=auth, tls=zk_client_tls(conf), session_timeout=session_timeout_s(conf)
+            peer_key,
+            auth=auth,
+            tls=zk_client_tls(conf),
+            kerberos=kerberos_identity(conf),
+            session_timeout=session_timeout_s(conf),
         ) as peer_zk:
             peer_root = _peer_root(peer_zk, peer_paths, peer_key, peer_thrift)
     return VerifyTarget(str(source_key), source_root, str(peer_key), peer_root, peer_id, source_state_root)

@@ -14,6 +14,7 @@ import click
 
 from replication.cli.common import CliContext, emit_json, json_option, pass_context
 from replication.errors import HbrepError
+from replication.processes import detached
 
 
 @contextlib.contextmanager
@@ -90,7 +91,8 @@ def cluster_start(ctx: CliContext, name: str, root: str, regionservers: int, as_
     """Start NAME with N region-server processes on 127.0.0.1 (they keep running after this exits)."""
     from replication.cluster.embedded import start_cluster
 
-    started = start_cluster(str(ctx.cluster), root, regionservers, conf=ctx.conf, name=name)
+    with detached():  # the region servers outlive this command
+        started = start_cluster(str(ctx.cluster), root, regionservers, conf=ctx.conf, name=name)
     servers = started.servers
     with contextlib.suppress(Exception):
         started.zk.stop()

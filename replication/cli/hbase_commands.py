@@ -10,6 +10,7 @@ import click
 
 from replication.cli.common import CliContext, emit_json, json_option, pass_context
 from replication.devstack.hbase import DEFAULT_PARENT, RealHBase
+from replication.processes import detached
 from replication.zk.cluster_key import ClusterKey
 
 _root = click.option(
@@ -48,7 +49,8 @@ def start(ctx: CliContext, root: str, regionservers: int, heap_mb: int, rootdir:
     """Start the master, the region servers and Thrift; return once HBase serves (the first start
     downloads the jars into ~/.m2)."""
     cluster = RealHBase(root)
-    layout = cluster.start(_cluster(ctx), regionservers=regionservers, heap_mb=heap_mb, rootdir=rootdir)
+    with detached():  # HBase's JVMs outlive this command
+        layout = cluster.start(_cluster(ctx), regionservers=regionservers, heap_mb=heap_mb, rootdir=rootdir)
     click.echo(
         f"HBase serving as {layout.cluster_key}: master 127.0.0.1:{layout.master_port}, region servers "
         f"{', '.join(str(p) for p in layout.regionserver_ports)}, Thrift 127.0.0.1:{layout.thrift_port} "

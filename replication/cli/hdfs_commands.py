@@ -8,6 +8,7 @@ import click
 
 from replication.cli.common import CliContext, emit_json, json_option, pass_context
 from replication.devstack.hdfs import HdfsCluster
+from replication.processes import detached
 
 _root = click.option(
     "--root",
@@ -33,7 +34,8 @@ def hdfs() -> None:
 def start(ctx: CliContext, root: str | None, timeout: float) -> None:
     """Start (formatting on first start) and return once WebHDFS answers with a live DataNode."""
     cluster = _cluster(ctx, root)
-    cluster.start(timeout=timeout)
+    with detached():  # the NameNode and DataNode outlive this command
+        cluster.start(timeout=timeout)
     state = cluster.status()
     click.echo(
         f"HDFS serving on {cluster.uri} (WebHDFS {cluster.webhdfs_url}; NameNode pid {state.namenode_pid}, "

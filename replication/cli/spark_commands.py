@@ -9,6 +9,7 @@ import click
 from replication.cli.common import CliContext, emit_json, json_option, pass_context
 from replication.devstack.spark_connect import SparkConnectServer
 from replication.jobs.connect_port import embedded_state_dir, read_port
+from replication.processes import detached
 
 
 def _server(ctx: CliContext, port: int | None, state: str | None) -> SparkConnectServer:
@@ -44,7 +45,8 @@ def spark() -> None:
 def start(ctx: CliContext, port: int | None, state: str | None) -> None:
     """Start the server and return once it accepts clients (a killed server is started again)."""
     server = _server(ctx, port, state)
-    pid = server.start()
+    with detached():  # the server outlives this command
+        pid = server.start()
     click.echo(f"Spark Connect serving on {server.url} (pid {pid}, state {server.state_dir})")
 
 

@@ -8,6 +8,7 @@ import click
 
 from replication.cli.common import CliContext, emit_json, json_option, pass_context
 from replication.devstack.zookeeper import ZooKeeperServer
+from replication.processes import detached
 
 
 def _server(ctx: CliContext, port: int | None, data: str | None) -> ZooKeeperServer:
@@ -42,7 +43,8 @@ def zk() -> None:
 def start(ctx: CliContext, port: int | None, data: str | None) -> None:
     """Start the server and return once it answers `srvr`."""
     server = _server(ctx, port, data)
-    pid = server.start()
+    with detached():  # the server outlives this command
+        pid = server.start()
     click.echo(f"ZooKeeper serving on {server.hosts} (pid {pid}, state {server.data_dir})")
 
 

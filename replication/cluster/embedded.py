@@ -33,7 +33,7 @@ from replication.cluster.info import (
 from replication.cluster.regionserver import check_region_server_settings, pid_file
 from replication.config import Config, write_site_xml
 from replication.fs import LocalFileSystem, get_filesystem
-from replication.processes import pid_alive, read_pid_file
+from replication.processes import dies_with_parent, pid_alive, read_pid_file
 from replication.zk.client import connect, zk_options
 from replication.zk.cluster_id import create_cluster_id_if_absent
 from replication.zk.cluster_key import ClusterKey
@@ -112,6 +112,7 @@ class EmbeddedCluster:
                 [sys.executable, "-m", "replication.cluster.regionserver", "--cluster", self.cluster_key,
                  "--conf", site_file(self.root), "--ready-file", ready],
                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+                preexec_fn=dies_with_parent(),  # dies with a killed test run (not under make up)
             )  # fmt: skip
         deadline = time.monotonic() + timeout
         try:

@@ -2,9 +2,11 @@
 the components of ``airflow standalone`` (scheduler, DAG processor, triggerer, API server) started and
 stopped as one session.
 
-Nothing here imports Airflow: it runs Airflow's command line. Airflow's home is a folder of the stack,
-the DAGs and the plugin are this repository's, the source cluster is the ``hbrep_source`` connection
-(type ``zookeeper``), Spark runs on ``local[2]``, and everything listens on 127.0.0.1.
+Nothing here imports Airflow: it runs Airflow's command line. Airflow's home is a folder of the stack, its
+metadata database one of its own on the stack's PostgreSQL server (:func:`metadata_database`; SQLite only
+when asked for, ``HBREP_AIRFLOW_DB=sqlite``), the DAGs and the plugin are this repository's, the source
+cluster is the ``hbrep_source`` connection (type ``zookeeper``), Spark runs on ``local[2]``, and everything
+listens on 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ from pathlib import Path
 
 import httpx
 
+from replication.devstack.postgres import PostgresServer
+from replication.processes import dies_with_parent
+
 REPO = Path(__file__).resolve().parents[2]
 # Airflow's [scheduler] scheduler_idle_sleep_time for the embedded stack, in seconds (see airflow_environment)
 SCHEDULER_IDLE_SLEEP_S = "0.2"
@@ -31,19 +36,47 @@ SIMPLE_AUTH_MANAGER = "airflow.api_fastapi.auth.managers.simple.simple_auth_mana
 # The LocalExecutor, with the Spark Connect client imported before it forks its workers: a ship task's
 # process inherits it instead of importing it (1.2-1.3 s of CPU) at each window's start.
 PRELOADING_LOCAL_EXECUTOR = "hbrep_airflow.executors.preloading.PreloadingLocalExecutor"
+# Which metadata database the stacks use: "postgres" (the default) or "sqlite" (one file in AIRFLOW_HOME).
+DATABASE_ENV = "HBREP_AIRFLOW_DB"
+DATABASE_KINDS = ("postgres", "sqlite")
+
+
+class MetadataDatabaseError(ValueError):
+    """``HBREP_AIRFLOW_DB`` names no database kind the stacks know."""
+
+
+def metadata_database(state_dir: Path, home: Path, database: str = "airflow") -> tuple[str, PostgresServer | None]:
+    """Airflow's metadata database for a stack: ``(SQLAlchemy URL, server)``.
+
+    By default the PostgreSQL server of ``state_dir`` (started unless it runs; the caller stops it) and
+    its database ``database`` (created unless it exists). With ``HBREP_AIRFLOW_DB=sqlite`` the file
+    ``<home>/airflow.db`` and no server: SQLite serves one writer at a time, which Airflow documents as
+    for development only (its backfills refuse it). MetadataDatabaseError for any other value.
+    """
+    kind = os.environ.get(DATABASE_ENV) or "postgres"
+    if kind not in DATABASE_KINDS:
+        raise MetadataDatabaseError(f"{DATABASE_ENV}={kind!r}: expected one of {', '.join(DATABASE_KINDS)}")
+    if kind == "sqlite":
+        home.mkdir(parents=True, exist_ok=True)
+        return f"sqlite:///{home}/airflow.db", None
+    server = PostgresServer(state_dir)
+    server.start()
+    return server.ensure_database(database), server
 
 
 def airflow_environment(
     home: Path,
     source_key: str,
     *,
+    database: str,
     api_port: int | None = None,
     spark_connect_port: int | None = None,
     extra: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
     """This process's environment plus what every Airflow process of the embedded stack needs.
 
-    ``api_port`` adds the API server's address (``airflow standalone``); ``spark_connect_port`` makes
+    ``database``: the metadata database's SQLAlchemy URL (see :func:`metadata_database`); ``api_port``
+    adds the API server's address (``airflow standalone``); ``spark_connect_port`` makes
     the ship DAG run on that Spark Connect server (``hbrep.spark.mode=connect``, the
     ``hbrep_spark_connect`` connection of type ``spark_connect``); ``extra`` is applied last.
     """
@@ -53,8 +86,8 @@ def airflow_environment(
     env.update(
         {
             "AIRFLOW_HOME": str(home),
-            # its own database in its home, whatever this process's environment points at
-            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home}/airflow.db",
+            # its own database, whatever this process's environment points at
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": database,
             "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
             "AIRFLOW__CORE__PLUGINS_FOLDER": str(REPO / "plugins"),
             "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
@@ -187,9 +220,13 @@ def admin_password(home: Path) -> str:
 # not configurable in Airflow 3). With ``--skip-serve-logs`` nothing listens but the API server on
 # 127.0.0.1; it reads task logs from the shared log folder of this one machine, as the local executor
 # writes them. ``wait -n`` then ``kill 0``: when one component dies, the whole session stops, so a
-# broken stack is seen at once rather than half running.
+# broken stack is seen at once rather than half running. SIGHUP is the shell's parent-death signal (a test
+# or the demo launched it, see launch_standalone): it stops the whole session, SIGTERM then SIGKILL; the
+# migration runs in the background so that the trap runs at once, not when it ends.
 _COMPONENTS = """set -e
-"$AIRFLOW" db migrate
+trap 'trap "" TERM HUP; kill -TERM 0; sleep 10; kill -KILL 0' HUP
+"$AIRFLOW" db migrate &
+wait $!
 "$AIRFLOW" scheduler --skip-serve-logs &
 "$AIRFLOW" triggerer --skip-serve-logs &
 "$AIRFLOW" dag-processor &
@@ -206,16 +243,20 @@ def launch_standalone(env: Mapping[str, str], log: Path) -> AirflowStandalone:
     triggerer and API server with the local executor and the simple auth manager, none of them serving
     logs on a port of its own) in a new session under ``env`` (see :func:`airflow_environment` with
     ``api_port``), output appended to ``log``; returns at once (see :meth:`AirflowStandalone.wait_ready`).
+    The session stops when this process dies, unless it runs under :func:`replication.processes.detached`
+    (``make up``).
     """
     env = {
         **env,
         "AIRFLOW": airflow_bin(),
-        "AIRFLOW__CORE__EXECUTOR": PRELOADING_LOCAL_EXECUTOR,
+        # the distributed stack names the CeleryExecutor in ``env``; the one-host stack runs the local one
+        "AIRFLOW__CORE__EXECUTOR": env.get("AIRFLOW__CORE__EXECUTOR") or PRELOADING_LOCAL_EXECUTOR,
         "AIRFLOW__CORE__AUTH_MANAGER": SIMPLE_AUTH_MANAGER,
     }
     with open(log, "ab") as out:
         proc = subprocess.Popen(["bash", "-c", _COMPONENTS], env=env, stdout=out, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+                                stdin=subprocess.DEVNULL, start_new_session=True,
+                                preexec_fn=dies_with_parent(signal.SIGHUP))  # fmt: skip
     return AirflowStandalone(Path(env["AIRFLOW_HOME"]), int(env["AIRFLOW__API__PORT"]), proc, log)
 
 

@@ -29,7 +29,12 @@ from typing import Any
 from replication.cluster.embedded import EmbeddedCluster, start_cluster
 from replication.config import Config
 from replication.devstack.airflow_api import AirflowApi
-from replication.devstack.airflow_stack import AirflowStandalone, airflow_environment, launch_standalone
+from replication.devstack.airflow_stack import (
+    AirflowStandalone,
+    airflow_environment,
+    launch_standalone,
+    metadata_database,
+)
 from replication.devstack.spark_connect import SparkConnectServer
 from replication.devstack.zookeeper import ZooKeeperServer
 from replication.fs import get_filesystem
@@ -59,9 +64,10 @@ def say(message: str) -> None:
 
 
 def demo_environment(
-    state: Path, source_key: str, api_port: int, spark_connect_port: int | None = None
+    state: Path, source_key: str, api_port: int, spark_connect_port: int | None = None, *, database: str
 ) -> dict[str, str]:
-    """The embedded stack's Airflow environment, quieter, with the demo's settings; DAGs start paused (the
+    """The embedded stack's Airflow environment (metadata database at the SQLAlchemy URL ``database``),
+    quieter, with the demo's settings; DAGs start paused (the
     demo unpauses the three it runs) and hbrep_verify starts today, so its scheduler adds no catchup runs.
     The ship DAG runs on the Spark Connect server at ``spark_connect_port`` when given (one pass per run)."""
     extra = {
@@ -71,7 +77,12 @@ def demo_environment(
     }
     extra.update({"HBREP__" + key.replace(".", "__"): value for key, value in DEMO_CONF.items()})
     return airflow_environment(
-        state / "airflow", source_key, api_port=api_port, spark_connect_port=spark_connect_port, extra=extra
+        state / "airflow",
+        source_key,
+        database=database,
+        api_port=api_port,
+        spark_connect_port=spark_connect_port,
+        extra=extra,
     )
 
 
@@ -100,15 +111,20 @@ def write_load(cluster: EmbeddedCluster, rows: int, kill_at: int, killed: list[s
 
 
 def start_services(stack: contextlib.ExitStack, state: Path, log: Path) -> tuple[str, str, AirflowStandalone]:
-    """ZooKeeper, Airflow (booting in the background) and the Spark Connect server, each stopped by
-    ``stack``; the cluster keys ``/hbase-a`` and ``/hbase-b`` on that ZooKeeper, and Airflow."""
+    """ZooKeeper, PostgreSQL (Airflow's metadata database), Airflow (booting in the background) and the
+    Spark Connect server, each stopped by ``stack``; the cluster keys ``/hbase-a`` and ``/hbase-b`` on
+    that ZooKeeper, and Airflow."""
     zk_server = ZooKeeperServer(state / "zk", free_port())
     say(f"starting ZooKeeper (pyspark's jars) on {zk_server.hosts}")
     zk_server.start()
     stack.callback(zk_server.stop)
     key_a, key_b = f"{zk_server.hosts}:/hbase-a", f"{zk_server.hosts}:/hbase-b"
     spark = SparkConnectServer(state / "spark", free_port())
-    env = demo_environment(state, key_a, free_port(), spark.port)
+    database, postgres = metadata_database(state / "postgres", state / "airflow")
+    if postgres is not None:
+        say(f"started PostgreSQL on 127.0.0.1:{postgres.port}, Airflow's metadata database")
+        stack.callback(postgres.stop)  # after Airflow's stop (callbacks run last first)
+    env = demo_environment(state, key_a, free_port(), spark.port, database=database)
     airflow = launch_standalone(env, log)  # boots (scheduler, API server, ...) while the clusters start
     stack.callback(airflow.stop)
     say(f"starting the Spark Connect server (pyspark's jars) on {spark.url}, the ship DAG's engine")

@@ -4,7 +4,8 @@ The shape ZooKeeper's launcher has had from the start, for every other Java comp
 HRegionServer, HBase's Thrift server, NameNode, DataNode, the Spark Connect server): ``start`` returns
 once the caller's readiness check passes and fails with one clear line plus the log tail otherwise;
 ``stop`` sends SIGTERM to the process group, then SIGKILL, and leaves no process behind; ``kill`` is
-the SIGKILL of failure tests.
+the SIGKILL of failure tests. A JVM dies with the process that started it (parent-death signal), unless
+that process starts a stack meant to outlive it (``make up``: ``HBREP_DETACHED``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pathlib import Path
 
 from replication.errors import HbrepError
 from replication.net import LOOPBACK
-from replication.processes import pid_alive, read_pid_file, reap, signal_group, write_pid_file
+from replication.processes import dies_with_parent, pid_alive, read_pid_file, reap, signal_group, write_pid_file
 
 
 class JvmProcessError(HbrepError):
@@ -94,6 +95,7 @@ class JvmProcess:
                 cwd=self.state_dir,
                 env={**os.environ, **self.env},
                 start_new_session=True,
+                preexec_fn=dies_with_parent(),  # a killed test run leaves no JVM behind (not under make up)
             )
         write_pid_file(self.pid_file, process.pid)
         return process

@@ -107,6 +107,42 @@ class ZooKeeperTls:
         ]
 
 
+@dataclass(frozen=True)
+class ZooKeeperSasl:
+    """Kerberos (SASL GSSAPI) for every client session, as a secure ZooKeeper is set up.
+
+    ``principal`` (``zookeeper/127.0.0.1@REALM``) and its ``keytab`` are the server's identity (the JAAS
+    ``Server`` section); ``krb5_conf`` the realm's krb5.conf. Clients that do not authenticate with SASL
+    get no session (``sessionRequireClientSASLAuth``); ACL ids are short names (``hbrep``, not
+    ``hbrep/host@REALM``), as HBase's documentation sets ZooKeeper up.
+    """
+
+    principal: str
+    keytab: Path
+    krb5_conf: Path
+
+    def config_lines(self) -> list[str]:
+        """The zoo.cfg lines (ZooKeeper passes unknown keys on as ``zookeeper.*`` system properties)."""
+        return [
+            "authProvider.sasl=org.apache.zookeeper.server.auth.SASLAuthenticationProvider",
+            "sessionRequireClientSASLAuth=true",
+            "kerberos.removeHostFromPrincipal=true",
+            "kerberos.removeRealmFromPrincipal=true",
+        ]
+
+    def jaas(self) -> str:
+        """The JAAS file of the server: its Kerberos login from the keytab."""
+        return (
+            "Server {\n  com.sun.security.auth.module.Krb5LoginModule required\n"
+            f'  useKeyTab=true\n  keyTab="{self.keytab}"\n  storeKey=true\n  useTicketCache=false\n'
+            f'  principal="{self.principal}";\n}};\n'
+        )
+
+    def jvm_options(self, jaas_file: Path) -> list[str]:
+        """The JVM's options: the JAAS file and the realm's krb5.conf (never /etc/krb5.conf)."""
+        return [f"-Djava.security.auth.login.config={jaas_file}", f"-Djava.security.krb5.conf={self.krb5_conf}"]
+
+
 @dataclass
 class ServerStatus:
     """What ``status`` reports: whether the process runs and what ``srvr`` said."""
@@ -135,10 +171,12 @@ class ZooKeeperServer:
         heap_mb: int = 256,
         tick_time_ms: int = 2000,
         tls: ZooKeeperTls | None = None,
+        sasl: ZooKeeperSasl | None = None,
     ):
         """``tls`` adds a secure client port (``tls.secure_port``) next to the plain ``port``, which the
-        start-up check (``srvr``) uses."""
+        start-up check (``srvr``) uses; ``sasl`` demands Kerberos of every client session."""
         self.tls = tls
+        self.sasl = sasl
         self.data_dir = Path(data_dir).resolve()
         self.port = port
         self.ensemble = tuple(ensemble)
@@ -151,7 +189,11 @@ class ZooKeeperServer:
             ZK_MAIN_QUORUM if self.ensemble else ZK_MAIN_STANDALONE,
             classpath="",
             args=[str(self.config_file)],
-            jvm_options=["-XX:+UseSerialGC", "-Dzookeeper.admin.enableServer=false"],
+            jvm_options=[
+                "-XX:+UseSerialGC",
+                "-Dzookeeper.admin.enableServer=false",
+                *(sasl.jvm_options(self.jaas_file) if sasl is not None else []),
+            ],
             heap_mb=heap_mb,
         )
 
@@ -159,6 +201,10 @@ class ZooKeeperServer:
     @property
     def config_file(self) -> Path:
         return self.data_dir / "zoo.cfg"
+
+    @property
+    def jaas_file(self) -> Path:
+        return self.data_dir / "jaas.conf"
 
     @property
     def pid_file(self) -> Path:
@@ -187,6 +233,9 @@ class ZooKeeperServer:
         ]
         if self.tls is not None:
             lines += self.tls.config_lines()
+        if self.sasl is not None:
+            lines += self.sasl.config_lines()
+            self.jaas_file.write_text(self.sasl.jaas())
         if self.ensemble:
             if self.server_id is None:
                 raise ZooKeeperServerError("an ensemble member needs a server id")

@@ -25,6 +25,7 @@ from replication.hbase.master_errors import MasterError, ProcedureTimeout, remot
 from replication.hbase.peer_convert import peer_from_pb, peer_to_pb
 from replication.hbase.procedures import wait_for_procedure
 from replication.hbase.registry import MasterAddress, NoActiveMaster, master_candidates
+from replication.kerberos import kerberos_identity
 from replication.proto import HBase_pb2, Master_pb2, Procedure_pb2, Replication_pb2
 from replication.tables.names import TableName
 from replication.tls import zk_client_tls
@@ -341,7 +342,7 @@ def master_at(cluster: ClusterKey, conf: Config) -> Iterator[MasterAdmin]:
     """``with master_at(key, conf) as admin:`` — the active master of the real HBase named by ``key``, found
     through a ZooKeeper session of its own (closed after, like the master connection)."""
     with (
-        connected(cluster, timeout=15.0, tls=zk_client_tls(conf)) as zk,
+        connected(cluster, timeout=15.0, tls=zk_client_tls(conf), kerberos=kerberos_identity(conf)) as zk,
         master_admin(zk, ZNodePaths(conf, parent=cluster.znode_parent), cluster, conf) as admin,
     ):
         yield admin

@@ -16,6 +16,7 @@ from replication.fs import get_filesystem
 from replication.hbase.master_admin import MasterAdmin, master_admin, table_name_str
 from replication.hbase.registry import names_real_hbase
 from replication.hbase.table_schemas import descriptor_of, schema_of, scope_of, with_scope
+from replication.kerberos import kerberos_identity
 from replication.tables.descriptors import TableDescriptor, TableRegistry
 from replication.tls import zk_client_tls
 from replication.zk.client import connected
@@ -58,7 +59,7 @@ def _differs(table: str, peer_id: str) -> TableDiffersOnPeer:
 
 def _peer_needs_table(peer_id: str, key: ClusterKey, conf: Config, desc: TableDescriptor) -> bool:
     """True when the peer at ``key`` lacks the table; TableDiffersOnPeer when its table differs."""
-    with connected(key, timeout=15.0, tls=zk_client_tls(conf)) as zk:
+    with connected(key, timeout=15.0, tls=zk_client_tls(conf), kerberos=kerberos_identity(conf)) as zk:
         paths = ZNodePaths(conf, parent=key.znode_parent)
         if names_real_hbase(zk, paths, conf):
             with master_admin(zk, paths, key, conf) as peer:
@@ -91,7 +92,7 @@ def _hbrep_registry(zk, paths: ZNodePaths, peer_id: str, key: ClusterKey, table:
 
 def _create_on_peer(key: ClusterKey, conf: Config, desc: TableDescriptor, peer_id: str) -> bool:
     """Create the table on the peer unless it has it by now (two peers may name one cluster); True if created."""
-    with connected(key, timeout=15.0, tls=zk_client_tls(conf)) as zk:
+    with connected(key, timeout=15.0, tls=zk_client_tls(conf), kerberos=kerberos_identity(conf)) as zk:
         paths = ZNodePaths(conf, parent=key.znode_parent)
         if names_real_hbase(zk, paths, conf):
             with master_admin(zk, paths, key, conf) as peer:

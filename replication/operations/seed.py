@@ -49,6 +49,7 @@ from replication.errors import HbrepError
 from replication.fs import get_filesystem
 from replication.hbase.shadow_peers import add_shadow_peer, remove_shadow_peer
 from replication.jobs.launch import runner_for
+from replication.kerberos import kerberos_identity
 from replication.operations.consistency import check_token, take_token
 from replication.operations.seed_snapshot import SnapshotCopier, create_table, snapshot_name, table_exists
 from replication.operations.sync_table import SyncOptions
@@ -122,7 +123,12 @@ def _peer_registry(key: ClusterKey, conf: Config) -> TableRegistry | None:
     """The peer's table registry when it is an hbrep cluster, None for a real HBase peer."""
     auth = conf.get_str("hbrep.zk.auth") or None
     with connected(
-        key, timeout=15.0, auth=auth, tls=zk_client_tls(conf), session_timeout=session_timeout_s(conf)
+        key,
+        timeout=15.0,
+        auth=auth,
+        tls=zk_client_tls(conf),
+        kerberos=kerberos_identity(conf),
+        session_timeout=session_timeout_s(conf),
     ) as peer_zk:
         try:
             info = read_cluster_info(peer_zk, ZNodePaths(conf, parent=key.znode_parent))

@@ -18,6 +18,7 @@ from replication.cluster.info import NoClusterInfo, read_cluster_info
 from replication.config import Config
 from replication.errors import HbrepError
 from replication.fs import get_filesystem
+from replication.kerberos import kerberos_identity
 from replication.tables.descriptors import TableDescriptor, TableRegistry
 from replication.tls import zk_client_tls
 from replication.zk.client import connected, session_timeout_s
@@ -73,7 +74,13 @@ def enable_table_replication(zk: KazooClient, paths: ZNodePaths, conf: Config, t
     missing: list[tuple[str, TableRegistry]] = []
     for peer_id in storage.list_peer_ids():
         key = ClusterKey.parse(storage.get_peer_config(peer_id).cluster_key)
-        with connected(key, timeout=15.0, tls=zk_client_tls(conf), session_timeout=session_timeout_s(conf)) as peer_zk:
+        with connected(
+            key,
+            timeout=15.0,
+            tls=zk_client_tls(conf),
+            kerberos=kerberos_identity(conf),
+            session_timeout=session_timeout_s(conf),
+        ) as peer_zk:
             try:
                 peer = _registry(peer_zk, ZNodePaths(conf, parent=key.znode_parent))
             except NoClusterInfo:

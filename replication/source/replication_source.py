@@ -21,6 +21,7 @@ from replication.cluster.info import cluster_token
 from replication.config import Config
 from replication.errors import HbrepError
 from replication.fs import get_filesystem
+from replication.kerberos import kerberos_identity
 from replication.source.endpoint import ReplicationEndpoint, ShipFailed
 from replication.source.filters import EntryFilter, table_name_str
 from replication.source.manifest import Manifest, PeerTask, QueueResult, QueueTask, WalProgress
@@ -67,7 +68,12 @@ def peer_region_servers(peer: PeerTask, conf: Config) -> PeerRegionServers:
     def connect_to_peer() -> KazooClient:
         auth = peer_secrets(peer).get("hbrep.zk.auth") or conf.get_str("hbrep.zk.auth", "")
         return connect(
-            key, timeout=10.0, auth=auth or None, tls=zk_client_tls(conf), session_timeout=session_timeout_s(conf)
+            key,
+            timeout=10.0,
+            auth=auth or None,
+            tls=zk_client_tls(conf),
+            kerberos=kerberos_identity(conf),
+            session_timeout=session_timeout_s(conf),
         )
 
     return PeerRegionServers(

@@ -22,6 +22,7 @@ from replication.cluster.source_cluster import SourceCluster
 from replication.config import Config
 from replication.errors import HbrepError
 from replication.fs import FileSystem
+from replication.kerberos import kerberos_identity
 from replication.secrets import SecretLookup, resolve_peer_secrets
 from replication.source.manifest import Manifest, PeerTask, QueueTask, WalTask
 from replication.source.peer_protocol import HBREP, UnknownPeerProtocol, configured_protocol, detect_protocol
@@ -103,7 +104,12 @@ def read_peer(
         # A peer whose ZooKeeper has digest ACLs: its own credentials (peer configuration), else ours.
         auth = task.config["secrets"].get("hbrep.zk.auth") or conf.get_str("hbrep.zk.auth", "") or None
         with connected(
-            key, timeout=5.0, auth=auth, tls=zk_client_tls(conf), session_timeout=session_timeout_s(conf)
+            key,
+            timeout=5.0,
+            auth=auth,
+            tls=zk_client_tls(conf),
+            kerberos=kerberos_identity(conf),
+            session_timeout=session_timeout_s(conf),
         ) as peer_zk:
             peer_paths = ZNodePaths(conf, parent=key.znode_parent)
             task.protocol = configured or detect_protocol(peer_zk, key.znode_parent)
@@ -152,8 +158,10 @@ def build_manifest(
     cycle_id: str | None = None,
     queue_snapshot: QueueSnapshot | None = None,
     secret_lookup: SecretLookup | None = None,
+    also_ship: frozenset[str] = frozenset(),
 ) -> Manifest:
-    """Snapshot peers and queues into a manifest; ``peer_ids`` limits it to those peers.
+    """Snapshot peers and queues into a manifest; ``peer_ids`` limits it to those peers; the queues of the
+    servers in ``also_ship`` go too although they do not live (``hbrep syncup``'s own replicator).
 
     ``secret_lookup`` resolves ``airflow-var:``/``airflow-conn:`` peer secrets (the Airflow plugin's).
 
@@ -177,7 +185,7 @@ def build_manifest(
     queues: list[QueueTask] = []
     for state in snapshot.queues():
         info = ReplicationQueueInfo.parse(state.queue_id)
-        if info.peer_id not in peers or state.server not in live:
+        if info.peer_id not in peers or (state.server not in live and state.server not in also_ship):
             continue
         servers = [state.server, *info.dead_region_servers]
         wals = []
@@ -190,7 +198,7 @@ def build_manifest(
             queue_id=state.queue_id,
             peer_id=info.peer_id,
             recovered=info.is_recovered,
-            replicator_alive=True,
+            replicator_alive=state.server in live,
             dead_servers=list(info.dead_region_servers),
             wals=wals,
         )

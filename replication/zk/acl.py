@@ -1,4 +1,4 @@
-"""Optional ZooKeeper digest ACLs: with credentials, every znode we create is creator-only.
+"""Optional ZooKeeper ACLs: with digest credentials or Kerberos, every znode we create is creator-only.
 
 ``hbrep.zk.auth`` / ``--zk-auth user:password`` adds digest auth to the session
 (:func:`replication.zk.client.connect`); :func:`acl_for` then gives ``CREATOR_ALL_ACL`` so only that
@@ -27,9 +27,17 @@ def has_digest_auth(zk: KazooClient) -> bool:
     return any(scheme == "digest" for scheme, _ in (zk.auth_data or ()))
 
 
+def has_sasl_auth(zk: KazooClient) -> bool:
+    """True when the client session authenticates with SASL (Kerberos, ``hbase.security.authentication``)."""
+    return getattr(getattr(zk, "_connection", None), "sasl_options", None) is not None
+
+
 def acl_for(zk: KazooClient) -> list[ACL]:
-    """The ACL for znodes this client creates: creator-only with digest auth, else open."""
-    return list(CREATOR_ALL_ACL) if has_digest_auth(zk) else list(OPEN_ACL_UNSAFE)
+    """The ACL for znodes this client creates: creator-only with digest or SASL auth, else open.
+
+    ZooKeeper turns the creator (``auth`` scheme) into the session's authenticated ids: ``digest:user:...``
+    and/or ``sasl:<the Kerberos short name>``, so only that identity can read or change the znode."""
+    return list(CREATOR_ALL_ACL) if has_digest_auth(zk) or has_sasl_auth(zk) else list(OPEN_ACL_UNSAFE)
 
 
 @contextlib.contextmanager
@@ -40,4 +48,5 @@ def zk_access(what: str) -> Iterator[None]:
     except NoAuthError:
         raise ZooKeeperAccessDenied(
             f"ZooKeeper denied access to {what} (ACL): give the owner's credentials with --zk-auth user:password"
+            " (or its Kerberos identity, hbase.client.kerberos.principal)"
         ) from None

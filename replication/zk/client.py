@@ -7,11 +7,13 @@ import logging
 from collections.abc import Iterator
 
 from kazoo.client import KazooClient
+from kazoo.exceptions import AuthFailedError, SessionClosedRequireSaslError
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.retry import KazooRetry
 
 from replication.config import Config
 from replication.errors import HbrepError
+from replication.kerberos import KerberosError, KerberosIdentity, check_login, kerberos_identity
 from replication.tls import TlsSettings, zk_client_tls
 from replication.zk.cluster_key import ClusterKey
 
@@ -42,12 +44,27 @@ def session_timeout_s(conf: Config | None = None) -> float:
 
 def zk_options(conf: Config) -> dict[str, object]:
     """``connect`` keyword arguments from a configuration: digest credentials (``hbrep.zk.auth``),
-    TLS (``hbrep.zk.tls.*``, ``replication/tls.py``) and the session timeout (``zookeeper.session.timeout``)."""
+    TLS (``hbrep.zk.tls.*``, ``replication/tls.py``), Kerberos (``hbase.security.authentication=kerberos``,
+    ``replication/kerberos.py``) and the session timeout (``zookeeper.session.timeout``)."""
     return {
         "auth": conf.get_str("hbrep.zk.auth", "") or None,
         "tls": zk_client_tls(conf),
+        "kerberos": kerberos_identity(conf),
         "session_timeout": session_timeout_s(conf),
     }
+
+
+ZK_SASL_SERVICE = "zookeeper"  # the service part of ZooKeeper's principal (ZooKeeper's zookeeper.sasl.client.username)
+
+
+def _sasl_options(identity: KerberosIdentity | None) -> dict[str, object]:
+    # kazoo's SASL through pure-sasl's GSSAPI mechanism (the ``kerberos`` binding), before any request
+    if identity is None:
+        return {}
+    options: dict[str, object] = {"mechanism": "GSSAPI", "service": ZK_SASL_SERVICE}
+    if identity.principal:
+        options["principal"] = identity.principal
+    return {"sasl_options": options}
 
 
 def _ssl_options(tls: TlsSettings | None) -> dict[str, object]:
@@ -65,6 +82,7 @@ def connect(
     auth: str | None = None,
     read_only: bool = False,
     tls: TlsSettings | None = None,
+    kerberos: KerberosIdentity | None = None,
     reconnect_for: float | None = 30.0,
     session_timeout: float | None = None,
 ) -> KazooClient:
@@ -76,9 +94,14 @@ def connect(
     ``session_timeout``: the session timeout (s) asked of ZooKeeper; None = ``zookeeper.session.timeout``
     of the environment's configuration (:func:`session_timeout_s`). When a client dies, its ephemeral
     znodes (a region server's ``rs`` node, a claim's lock) go once the session has been silent that long.
+    ``kerberos``: authenticate the session with SASL GSSAPI as that identity (``replication/kerberos.py``);
+    a ticket for ZooKeeper's principal is asked of the KDC first, so no ticket, a wrong principal or an
+    unreadable keytab is one KerberosError before any connection is made.
     Raises ZooKeeperUnavailable naming the quorum when no server answers within ``timeout``.
     """
     key = ClusterKey.parse(cluster) if isinstance(cluster, str) else cluster
+    if kerberos is not None:
+        check_login(kerberos, ZK_SASL_SERVICE, key.servers[0][0])
     client = KazooClient(
         hosts=key.hosts,
         timeout=session_timeout_s() if session_timeout is None else session_timeout,
@@ -93,15 +116,34 @@ def connect(
         read_only=read_only,
         logger=logging.getLogger("kazoo.client"),
         **_ssl_options(tls),
+        **_sasl_options(kerberos),
     )
     try:
         client.start(timeout=timeout)
+        # kazoo reports CONNECTED before a SASL exchange ends, and a ZooKeeper that demands SASL closes a session
+        # without it at its first request: one request now turns either outcome into one clear error
+        client.exists("/")
     except KazooTimeoutError:
-        with contextlib.suppress(Exception):
-            client.stop()
-            client.close()
+        _close(client)
         raise ZooKeeperUnavailable(f"ZooKeeper at {key.hosts} did not answer within {timeout:.0f}s") from None
+    except SessionClosedRequireSaslError:
+        _close(client)
+        raise ZooKeeperUnavailable(
+            f"ZooKeeper at {key.hosts} demands Kerberos (SASL): set hbase.security.authentication=kerberos, "
+            "hbase.client.kerberos.principal and hbase.client.keytab.file"
+        ) from None
+    except AuthFailedError:
+        _close(client)
+        raise KerberosError(
+            f"ZooKeeper at {key.hosts} refused the Kerberos (SASL) authentication of {kerberos.describe()}"  # type: ignore[union-attr]
+        ) from None
     return client
+
+
+def _close(client: KazooClient) -> None:
+    with contextlib.suppress(Exception):
+        client.stop()
+        client.close()
 
 
 def require_connected(client: KazooClient, cluster: ClusterKey | str) -> None:

@@ -7,7 +7,6 @@ folder of its own, and keeps the clusters' state between the starts; `--clean` r
 from __future__ import annotations
 
 import os
-import sqlite3
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ from pathlib import Path
 import pytest
 from kazoo.client import KazooClient
 
+from replication.devstack.postgres import PostgresServer
 from replication.net import free_port, port_in_use
 
 pytestmark = pytest.mark.slow
@@ -31,10 +31,23 @@ def devstack(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def ship_task_states(state: str) -> list[str]:
-    """The states of the ship DAG's task instances, read from the stack's Airflow database."""
-    with sqlite3.connect(Path(state) / "airflow" / "airflow.db", timeout=30) as db:
-        rows = db.execute("SELECT state FROM task_instance WHERE dag_id = 'hbrep_ship' AND task_id = 'peer.ship'")
-        return [row[0] for row in rows]
+    """The states of the ship DAG's task instances, read from the stack's Airflow database (its PostgreSQL
+    server started for the read, and stopped again, when the stack is down)."""
+    server = PostgresServer(Path(state) / "postgres")
+    started_here = not server.running()
+    if started_here:
+        server.start()
+    try:
+        connection = server.connect("airflow")
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT state FROM task_instance WHERE dag_id = 'hbrep_ship' AND task_id = 'peer.ship'")
+                return [row[0] for row in cursor.fetchall()]
+        finally:
+            connection.close()
+    finally:
+        if started_here:
+            server.stop()
 
 
 def test_down_then_up_at_once_twice_keeps_state(tmp_path):
@@ -54,6 +67,8 @@ def test_down_then_up_at_once_twice_keeps_state(tmp_path):
                 assert zk.get("/hbase-a/restart-marker")[0] == b"kept"  # the clusters' state survived
                 assert zk.get_children("/hbase-a/replication/peers") == ["1"]
                 assert port_in_use(spark_port)  # the ship DAG's Spark Connect server
+                if round_ > 0:  # Airflow's metadata database (PostgreSQL) kept the earlier rounds' runs
+                    assert ship_task_states(state), "the ship DAG's task instances of round 0 are gone"
             finally:
                 zk.stop()
                 zk.close()
@@ -68,6 +83,7 @@ def test_down_then_up_at_once_twice_keeps_state(tmp_path):
             # no task instance is left "running" for the next up to find as a zombie
             assert "running" not in ship_task_states(state), ship_task_states(state)
             assert not port_in_use(zk_port) and not port_in_use(port) and not port_in_use(spark_port)
+            assert not PostgresServer(Path(state) / "postgres").running()  # make down stopped it too
         assert (tmp_path / "stack" / "zk").is_dir()  # kept: the next up finds the clusters' state
         cleaned = devstack("down", "--state", state, "--clean")
         assert cleaned.returncode == 0 and not (tmp_path / "stack").exists()

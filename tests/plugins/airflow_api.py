@@ -19,8 +19,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from replication.devstack.airflow_stack import airflow_environment
+from replication.devstack.airflow_stack import airflow_environment, metadata_database
 from replication.net import free_port
+from replication.processes import dies_with_parent
 
 PASSWORDS = {"admin": "admin-secret-1", "viewer": "viewer-secret-2", "nobody": "nobody-secret-3"}
 USERS = "admin:admin,viewer:viewer,nobody:"
@@ -40,31 +41,35 @@ def _airflow_bin() -> str:
 
 @contextlib.contextmanager
 def api_server(home: Path, cluster_key: str, extra: dict[str, str] | None = None) -> Iterator[ApiServer]:
-    """Migrate a fresh DB in ``home`` and run ``airflow api-server`` on a free port until the block ends."""
+    """Migrate a fresh metadata database (on a PostgreSQL server of its own in ``home``) and run
+    ``airflow api-server`` on a free port until the block ends."""
     home.mkdir(parents=True, exist_ok=True)
     passwords = home / "passwords.json"
     passwords.write_text(json.dumps(PASSWORDS))
     port = free_port()
+    database, postgres = metadata_database(home / "postgres", home)
     env = airflow_environment(
         home,
         cluster_key,
+        database=database,
         api_port=port,
         extra={
-            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home}/airflow.db",
             "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": USERS,
             "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords),
             "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "False",
             **(extra or {}),
         },
     )
-    subprocess.run([_airflow_bin(), "db", "migrate"], env=env, check=True, capture_output=True, timeout=300)
-    log = home / "api-server.log"
-    with open(log, "ab") as out:
-        proc = subprocess.Popen([_airflow_bin(), "api-server", "--host", "127.0.0.1", "--port", str(port),
-                                 "--workers", "1"], env=env, stdout=out, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
+    proc = None
     try:
+        subprocess.run([_airflow_bin(), "db", "migrate"], env=env, check=True, capture_output=True, timeout=300)
+        log = home / "api-server.log"
+        with open(log, "ab") as out:
+            proc = subprocess.Popen([_airflow_bin(), "api-server", "--host", "127.0.0.1", "--port", str(port),
+                                     "--workers", "1"], env=env, stdout=out, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, start_new_session=True,
+                                    preexec_fn=dies_with_parent(signal.SIGTERM))  # fmt: skip
+        url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 180
         while True:
             with contextlib.suppress(OSError), urllib.request.urlopen(url + "/api/v2/monitor/health", timeout=5):
@@ -74,13 +79,16 @@ def api_server(home: Path, cluster_key: str, extra: dict[str, str] | None = None
             time.sleep(1)
         yield ApiServer(url, log)
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        if proc is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        if postgres is not None:
+            postgres.stop()
 
 
 def login_token(server: ApiServer, user: str) -> str:

@@ -1,6 +1,7 @@
 """The DAGs under Airflow's real scheduler: ``airflow standalone`` (scheduler, DAG processor, triggerer, API
-server) as ``make up`` starts it, on a free port with its own AIRFLOW_HOME, its own ZooKeeper and its own
-clusters, driven only through the REST API (``replication.devstack.airflow_api``) and, once, the browser.
+server) as ``make up`` starts it, on a free port with its own AIRFLOW_HOME, its own ZooKeeper, its own
+clusters and its own PostgreSQL server (Airflow's metadata database), driven only through the REST API
+(``replication.devstack.airflow_api``) and, once, the browser.
 
 One stack per test module (starting one costs about a minute); every wait is bounded.
 """
@@ -17,7 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from replication.devstack.airflow_api import AirflowApi
-from replication.devstack.airflow_stack import AirflowStandalone, airflow_environment, start_standalone
+from replication.devstack.airflow_stack import (
+    AirflowStandalone,
+    airflow_environment,
+    metadata_database,
+    start_standalone,
+)
 from replication.devstack.zookeeper import ZooKeeperServer
 from replication.monitoring.status_models import ReplicationStatus
 from replication.net import free_port
@@ -133,7 +139,10 @@ def scheduler_stack(state: Path, tables: dict[str, dict[str, int]], peers: dict[
             "HBREP__hbase__master__cleaner__interval": "60000",  # the cleaner runs every minute, not every 10
             **(env_extra or {}),
         }
-        env = airflow_environment(state / "airflow", source_key, api_port=free_port(),
+        database, postgres = metadata_database(state / "postgres", state / "airflow")
+        if postgres is not None:
+            stack.callback(postgres.stop)  # after Airflow's stop below (callbacks run last first)
+        env = airflow_environment(state / "airflow", source_key, database=database, api_port=free_port(),
                                   spark_connect_port=spark_connect_port, extra=extra)  # fmt: skip
         airflow = start_standalone(env, state / "airflow.log", timeout=300)
         stack.callback(airflow.stop)

@@ -96,9 +96,11 @@ class ZooKeeperHook(BaseHook):
     def get_conn(self) -> KazooClient:
         """A started kazoo client on the quorum (absolute HBase paths; no chroot). The caller stops it.
 
-        TLS to ZooKeeper when the configuration (hbase-site.xml / ``HBREP__`` env) sets ``hbrep.zk.tls.*``.
+        TLS to ZooKeeper when the configuration (hbase-site.xml / ``HBREP__`` env) sets ``hbrep.zk.tls.*``;
+        Kerberos (SASL) when it sets ``hbase.security.authentication=kerberos`` (``replication/kerberos.py``).
         """
         from replication.config import Config
+        from replication.kerberos import kerberos_identity
         from replication.tls import zk_client_tls
         from replication.zk.client import connect, session_timeout_s
 
@@ -107,7 +109,7 @@ class ZooKeeperHook(BaseHook):
         conf = Config.load()
         # the connection's extra session_timeout (s) when given, else zookeeper.session.timeout
         session = self._extra.get("session_timeout")
-        return connect(key, timeout=timeout, auth=self.auth, tls=zk_client_tls(conf),
+        return connect(key, timeout=timeout, auth=self.auth, tls=zk_client_tls(conf), kerberos=kerberos_identity(conf),
                        session_timeout=float(session) if session is not None else session_timeout_s(conf))  # fmt: skip
 
     @contextlib.contextmanager
