@@ -56,6 +56,7 @@ BENCHMARKS: list[str] = [
     "hot_paths",
     "sink_protocols",
     "hbase_native",
+    "native_vs_hbrep",
     "hbase_client",
     "dag_import",
     "scheduler",
@@ -66,7 +67,7 @@ BENCHMARKS: list[str] = [
 ENGINE_ONLY = {
     "cycle_cost", "e2e", "lag", "ship_memory", "hot_paths", "wal_on_hdfs", "hbase_native", "repair", "seed_rate",
 }  # fmt: skip
-THROUGH_SCHEDULER = ["scheduler"]
+THROUGH_SCHEDULER = ["scheduler", "native_vs_hbrep"]
 
 
 def machine() -> str:
@@ -298,6 +299,35 @@ def _scheduler_drain_bound(rows: str) -> Callable[[dict], str]:
     return bound
 
 
+def _prefixed(f: dict, prefix: str) -> list[tuple[str, float]]:
+    """(name after ``prefix``, value) of the figures whose key starts with ``prefix``, in the result's order."""
+    return [(k.removeprefix(prefix), v) for k, v in f.items() if k.startswith(prefix)]
+
+
+def _native_bound(f: dict) -> str:
+    """What bounds hbrep against HBase's native replication in a native_vs_hbrep run: each side's CPU per
+    million rows drained by process kind, and the py-spy profile of hbrep's drain (shares of its samples)."""
+    parts = []
+    for side in ("hbrep", "native"):
+        prefix = f"{side}: CPU s per million rows drained: "
+        total = f.get(f"{prefix}all kinds (median)")
+        kinds = sorted(((k.removeprefix(prefix).removesuffix(" (median)"), v) for k, v in f.items()
+                        if k.startswith(prefix) and "all kinds" not in k), key=lambda kv: -kv[1])  # fmt: skip
+        if total is not None:
+            parts.append(f"{side} {total:,.0f} CPU s per million rows drained (" + ", ".join(
+                f"{name} {v:,.0f}" for name, v in kinds[:4]) + ")")  # fmt: skip
+    functions = _prefixed(f, "profile: self time: ")
+    modules = _prefixed(f, "profile: module: ")
+    if functions:
+        parts.append(
+            "py-spy over hbrep's Python processes during its drain: most samples in "
+            + ", ".join(f"{name} {v:.0%}" for name, v in functions[:4])
+            + "; by hbrep module "
+            + ", ".join(f"{name} {v:.0%}" for name, v in modules[:4])
+        )
+    return "; ".join(parts) if parts else "(no CPU split or profile in this run)"
+
+
 # The issue's targets: (what, result name, ratio key, "<=" or ">=", threshold, what bounds it when missed:
 # a text, or a function of the result's figures so the explanation quotes the run it explains).
 TARGETS: list[tuple[str, str, str, str, float, str | Callable[[dict], str]]] = [
@@ -348,6 +378,30 @@ TARGETS: list[tuple[str, str, str, str, float, str | Callable[[dict], str]]] = [
         ">=",
         3.0,
         _scheduler_drain_bound("1 KB"),
+    ),
+    (
+        "through the scheduler, real HBase -> real HBase: hbrep's backlog drain >= 1.5x HBase's native replication",
+        "native_vs_hbrep",
+        "hbrep / native: backlog drain rows/s (target >= 1.5)",
+        ">=",
+        1.5,
+        _native_bound,
+    ),
+    (
+        "through the scheduler, real HBase -> real HBase: hbrep's lag p99 under steady load <= 2x native's",
+        "native_vs_hbrep",
+        "hbrep / native: lag p99 under steady load (target <= 2)",
+        "<=",
+        2.0,
+        _native_bound,
+    ),
+    (
+        "through the scheduler, real HBase -> real HBase: hbrep's catch-up after a peer outage no slower than native's",
+        "native_vs_hbrep",
+        "hbrep / native: catch-up time after the outage (target <= 1)",
+        "<=",
+        1.0,
+        _native_bound,
     ),
     (
         "WAL reader ship path >= 10% of a plain read of the same bytes",

@@ -205,6 +205,7 @@ def spark_connect(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
 # - tests/interop/ is one group, so the session's real HBase starts once, not once per worker;
 # - tests/scheduler/ is one group, so two Airflow stacks (scheduler, API server, DAG processor, triggerer,
 #   Spark) never start at once on a 2-core machine;
+# - tests/native/ is one group: two real HBase clusters and an Airflow stack, started once for its module;
 # - the reliability suite is one group, so the worker that runs it sees every scenario and may rewrite
 #   RELIABILITY.md (tests/reliability/conftest.py).
 # The long groups go first, so none starts last while the other worker idles.
@@ -216,6 +217,7 @@ GROUPED_FOLDERS = {
     "tests/reliability/": "reliability",
     "tests/secure/": "secure",  # the Kerberized stacks (KDC, SASL ZooKeeper): one worker, one stack per module
     "tests/hbase_source/": "hbase-source",  # a real HBase source's own features (issue 48), its own HBase
+    "tests/native/": "native",
 }
 
 

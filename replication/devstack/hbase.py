@@ -415,10 +415,11 @@ class RealHBase:
 
     # -- clients and tools ----------------------------------------------------------------------
     def happybase_connection(self, **kwargs: Any) -> Any:
-        """A happybase Connection to this cluster's Thrift server (buffered transport, binary protocol)."""
+        """A happybase Connection to this cluster's Thrift server (buffered transport, binary protocol); a socket
+        timeout of 60 s unless ``timeout`` (ms) says otherwise."""
         import happybase  # only the interop tests talk Thrift
 
-        return happybase.Connection(LOOPBACK, self.layout().thrift_port, timeout=60_000, **kwargs)
+        return happybase.Connection(LOOPBACK, self.layout().thrift_port, **{"timeout": 60_000, **kwargs})
 
     def regionserver_holding(self, table: str) -> int:
         """Which region server (1-based, as :meth:`regionserver`) holds ``table``'s only region (HBase's

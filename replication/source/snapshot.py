@@ -40,7 +40,7 @@ from replication.zk.queue_snapshot import QueueSnapshot, cycle_snapshot
 from replication.zk.queue_storage import ReplicationQueueStorage
 from replication.zk.seed_marks import paused_tables
 from replication.zk.serial_barriers import read_barriers
-from replication.zk.shadow_peer import hbrep_ships
+from replication.zk.shadow_peer import hbrep_ships, is_shadow_peer
 
 LOG = logging.getLogger(__name__)
 
@@ -173,6 +173,8 @@ def build_manifest(
     peers = {
         pid: read_peer(pid, peers_storage, conf, secret_lookup) for pid in selected if peers_storage.peer_exists(pid)
     }
+    if source.is_real_hbase:
+        _leave_plain_peers_to_hbase(peers)
     if queue_snapshot is None:  # incremental: re-reads only the queues the journal names (zk/queue_snapshot.py)
         queue_snapshot = cycle_snapshot(
             ReplicationQueueStorage(zk, source.paths), source.fs, source.root, conf, journaled=not source.is_real_hbase
@@ -213,6 +215,16 @@ def build_manifest(
         peers=peers,
         queues=queues,
     )
+
+
+def _leave_plain_peers_to_hbase(peers: dict[str, PeerTask]) -> None:
+    """On a real HBase source, mark every peer but a shadow peer as not shipped by hbrep: HBase's own
+    ReplicationSource ships (and advances the queues of) an ordinary peer, so hbrep reading its queues
+    too would ship its edits twice and race HBase's position writes."""
+    for task in peers.values():
+        if task.enabled and not is_shadow_peer(task.config["configuration"]):
+            LOG.info("Peer %s is not a shadow peer: HBase's own replication source ships it", task.peer_id)
+            task.enabled = False
 
 
 def _add_serial_checks(

@@ -1,0 +1,423 @@
+"""Real HBase → real HBase at scale: HBase's own replication vs hbrep's DAGs under Airflow's scheduler.
+
+Both sides on the same clusters in one run (replication/devstack/native_pair.py): real HBase 2.6 A and
+B with three region servers each on this machine's two cores, table ``native_t`` shipped by an ordinary
+HBase peer, ``hbrep_t`` by an hbrep shadow peer whose ``hbrep_ship`` DAG runs under Airflow's real
+scheduler (local executor) with ship windows on a Spark Connect server. Each round, alternating which
+side goes first:
+
+1. **backlog drain**: ROWS rows of 1 KB written into both tables of A through Thrift while neither ships;
+   then the first side is started alone (HBase's enable_replication_peer; the ship DAG unpaused and
+   triggered) and timed until B holds its last row, then the second side likewise (the first one left
+   running, with nothing more to ship). rows/s from the start to the last row; CPU seconds of this
+   bench's process trees by kind over the same stretch, per million rows.
+2. **lag under steady load**: both running, rows written into both tables at 50% of the slower side's
+   drain rate of the round for STEADY minutes; one probe (bench/native_probe.py) writes a stamped row
+   into each table every second and polls B: p50, p99 and max of write-to-visible per side.
+3. **catch-up after a peer outage**: the load goes on, B's region servers are stopped for OUTAGE minutes
+   and started again; the time from their start until each side's probe sees a row within 2 s of its write.
+
+Then the load stops, both sides drain it, and both are stopped (the native peer disabled, the ship DAG
+paused and its runs ended) before the next round's backlog. In the last round hbrep's drain runs under
+py-spy (the Airflow scheduler with its executor's task processes, and Spark's Python workers): the
+profile's shares by function and by hbrep module are figures of the result, which explain a missed goal.
+
+Sizes: the issue's (1,000,000 rows, 10-minute load, 10-minute outage, 3 rounds) unless ``--quick`` or
+the environment (BENCH_NATIVE_ROWS, BENCH_NATIVE_STEADY_MIN, BENCH_NATIVE_OUTAGE_MIN, BENCH_NATIVE_ROUNDS)
+says otherwise; the section's title names the sizes that ran. BENCH_NATIVE_BUDGET_MIN (minutes from the
+start) stops the run from starting another round once passed; the notes then say so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import statistics
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from urllib.parse import quote
+
+import psutil
+
+from bench._support import percentile
+from bench.native_probe import KINDS, KindSampler, LagProbe, PacedLoad, profile_start, profile_stop, profile_summary
+from replication.devstack.jvm import port_accepts
+from replication.devstack.native_pair import (
+    HBREP_PEER,
+    NATIVE_PEER,
+    SHIP_DAG,
+    TABLE_OF,
+    NativePair,
+    has_row,
+    load_rows,
+    native_pair,
+    row_key,
+)
+
+NAME = "native_vs_hbrep"
+VALUE = b"v" * 1024
+REGIONSERVERS = 3
+WINDOW_MS = 120_000  # the embedded stack's (make up) ship window, with runs every minute
+LAG_UNDER_S = 2.0
+SIDES = (NATIVE_PEER, HBREP_PEER)
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """What one run measures: backlog rows, steady-load minutes, outage minutes, rounds."""
+
+    rows: int
+    steady_min: float
+    outage_min: float
+    rounds: int
+
+    def label(self) -> str:
+        return (f"{self.rows:,} rows of 1 KB, {self.steady_min:g}-minute steady load, {self.outage_min:g}-minute "
+                f"peer outage, {self.rounds} rounds")  # fmt: skip
+
+
+FULL = Sizes(1_000_000, 10, 10, 3)
+QUICK = Sizes(20_000, 1, 1, 3)
+
+
+def sizes(quick: bool, env: dict[str, str] | None = None) -> Sizes:
+    """The issue's sizes (or ``--quick``'s), each overridden by its BENCH_NATIVE_* variable when set."""
+    env = dict(os.environ if env is None else env)
+    base = QUICK if quick else FULL
+    return Sizes(
+        rows=int(env.get("BENCH_NATIVE_ROWS", base.rows)),
+        steady_min=float(env.get("BENCH_NATIVE_STEADY_MIN", base.steady_min)),
+        outage_min=float(env.get("BENCH_NATIVE_OUTAGE_MIN", base.outage_min)),
+        rounds=int(env.get("BENCH_NATIVE_ROUNDS", base.rounds)),
+    )
+
+
+def _say(line: str) -> None:
+    print(f"[{NAME}] {time.strftime('%H:%M:%S')} {line}", flush=True)
+
+
+def _start(pair: NativePair, side: str) -> None:
+    if side == NATIVE_PEER:
+        pair.source.admin("enable-peer", NATIVE_PEER)
+    else:
+        pair.api.set_paused(SHIP_DAG, False)
+        pair.api.trigger(SHIP_DAG)
+
+
+def _stop_both(pair: NativePair, timeout: float) -> None:
+    """The native peer disabled; the ship DAG paused and every run of it ended (marked failed, so a window
+    stops after its pass in flight; else it ends at its window's end)."""
+    pair.source.admin("disable-peer", NATIVE_PEER)
+    pair.pause_hbrep()
+    for run in pair.api.runs(SHIP_DAG):
+        if run["state"] not in ("success", "failed"):
+            # an operator's stop: the window's task is killed, its on_kill ends the window after its pass
+            with contextlib.suppress(Exception):
+                pair.api.call("PATCH", f"/dags/{SHIP_DAG}/dagRuns/{quote(run['dag_run_id'], safe='')}",
+                              json={"state": "failed"})  # fmt: skip
+    deadline = time.monotonic() + timeout
+    while any(r["state"] not in ("success", "failed") for r in pair.api.runs(SHIP_DAG)):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"ship DAG runs still active {timeout:.0f}s after the pause")
+        time.sleep(2)
+
+
+def _wait_row(pair: NativePair, side: str, row: bytes, timeout: float) -> float:
+    """Epoch seconds when ``row`` is first seen in ``side``'s table on B (TimeoutError after ``timeout``)."""
+    deadline = time.monotonic() + timeout
+    while not has_row(pair.peer, TABLE_OF[side], row):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{side}: row {row!r} not on B within {timeout:.0f}s")
+        time.sleep(0.2)
+    return time.time()
+
+
+def _roots(pair: NativePair, spark_pid: int) -> dict[int, str]:
+    """The bench's JVM pids by kind (KINDS): the region servers, masters and Thrift of both, Spark's JVM."""
+    roots: dict[int, str] = {spark_pid: KINDS[3]}
+    for cluster, rs_kind in ((pair.source, KINDS[0]), (pair.peer, KINDS[1])):
+        for name, jvm in cluster.processes().items():
+            pid = jvm.read_pid()
+            if pid is not None:
+                roots[pid] = rs_kind if name.startswith("rs") else KINDS[2]
+    return roots
+
+
+def _python_roots(spark_pid: int, airflow_sid: int) -> list[int]:
+    """What py-spy follows: the Airflow scheduler (its executor's workers and their task processes are its
+    children) and the Python children of Spark's JVM (pyspark's daemon and its workers)."""
+    pids = []
+    for proc in psutil.process_iter(["pid", "cmdline"]):
+        cmd = " ".join(proc.info["cmdline"] or [])
+        try:
+            if os.getsid(proc.pid) == airflow_sid and proc.ppid() == airflow_sid and "airflow scheduler" in cmd:
+                pids.append(proc.pid)
+        except (OSError, psutil.Error):
+            continue
+    with contextlib.suppress(psutil.Error):
+        pids += [c.pid for c in psutil.Process(spark_pid).children() if "python" in c.name().lower()]
+    return pids
+
+
+def _restart_peer_regionservers(pair: NativePair) -> None:
+    layout = pair.peer.layout()
+    jvms = pair.peer.processes(pair.peer.classpath())
+    for index, port in enumerate(layout.regionserver_ports, start=1):
+        jvms[f"rs{index}"].start(lambda p=port: port_accepts(p), timeout=240)
+
+
+def _stop_peer_regionservers(pair: NativePair) -> None:
+    for index in range(1, len(pair.peer.layout().regionserver_ports) + 1):
+        pair.peer.regionserver(index).stop()
+
+
+def _per_million(used: dict[str, float], rows: int) -> dict[str, float]:
+    return {kind: used.get(kind, 0.0) / rows * 1e6 for kind in KINDS}
+
+
+def _spread(values: list[float], fmt: str = "{:,.0f}") -> str:
+    return " / ".join(fmt.format(v) for v in values)
+
+
+@dataclass
+class Measured:
+    """Every figure a run collects, per side and per round."""
+
+    drain: dict[str, list[float]] = field(default_factory=lambda: {s: [] for s in SIDES})
+    lag: dict[str, list[tuple[float, float, float]]] = field(default_factory=lambda: {s: [] for s in SIDES})
+    catchup: dict[str, list[float]] = field(default_factory=lambda: {s: [] for s in SIDES})
+    cpu: dict[str, list[dict[str, float]]] = field(default_factory=lambda: {s: [] for s in SIDES})
+    unseen: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SIDES, 0))
+    ingest: list[float] = field(default_factory=list)
+    asked: list[float] = field(default_factory=list)
+    achieved: list[float] = field(default_factory=list)
+    profile: dict[str, float] = field(default_factory=dict)
+    failures: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Rounds:
+    """The stages of one round on a running pair (see the module doc), recording into ``m``."""
+
+    pair: NativePair
+    sampler: KindSampler
+    spark_pid: int
+    sz: Sizes
+    state: Path
+    m: Measured
+
+    def backlog_drain(self, r: int) -> None:
+        """Write the round's backlog into both tables, then start the sides one by one, each timed to its last row."""
+        order = list(SIDES) if r % 2 == 0 else list(reversed(SIDES))
+        base = r * self.sz.rows
+        began = time.monotonic()
+        for table in TABLE_OF.values():
+            load_rows(self.pair.source, table, base, self.sz.rows, VALUE)
+        self.m.ingest.append(2 * self.sz.rows / (time.monotonic() - began))
+        _say(f"round {r + 1}: backlog written ({self.m.ingest[-1]:,.0f} rows/s into A); {order[0]} first")
+        last = row_key(base + self.sz.rows - 1)
+        for side in order:
+            profiled = side == HBREP_PEER and r == self.sz.rounds - 1
+            spy = profile_start(_python_roots(self.spark_pid, self.pair.airflow.proc.pid), self.state / "profile") \
+                if profiled else []  # fmt: skip
+            t0 = time.time()
+            _start(self.pair, side)
+            if side == NATIVE_PEER:  # from enable_replication_peer's return: the tool JVM's start left out
+                t0 = time.time()
+            t1 = _wait_row(self.pair, side, last, timeout=max(600.0, self.sz.rows / 20))
+            if spy:
+                profile_stop(spy)
+                self.m.profile = profile_summary(self.state / "profile")
+            self.m.drain[side].append(self.sz.rows / (t1 - t0))
+            self.m.cpu[side].append(_per_million(self.sampler.used(t0, t1), self.sz.rows))
+            _say(f"round {r + 1}: {side} drained {self.m.drain[side][-1]:,.0f} rows/s")
+
+    def steady_and_outage(self, r: int) -> None:
+        """The steady load with the probe, then B's region servers stopped and started under the same load;
+        both sides drained of it at the end."""
+        rate = 0.5 * min(self.m.drain[s][-1] for s in SIDES)
+        self.m.asked.append(rate)
+        first_row = 10**8 + r * 10**7
+        load = PacedLoad(self.pair.source, list(TABLE_OF.values()), first_row, rate, VALUE)
+        probe = LagProbe(self.pair.source, self.pair.peer, tag=b"r%d-" % r)
+        probe.start()
+        load.start()
+        try:
+            self._steady(r, probe, load, rate)
+            self._outage(r, probe)
+        finally:
+            load.stop()
+            probe.stop()
+        if load.error or probe.error:
+            raise RuntimeError(load.error or probe.error)
+        for side in SIDES:
+            _wait_row(self.pair, side, row_key(first_row + load.written - 1), timeout=600)
+
+    def _steady(self, r: int, probe: LagProbe, load: PacedLoad, rate: float) -> None:
+        s0 = time.time()
+        time.sleep(self.sz.steady_min * 60)
+        s1 = time.time()
+        self.m.achieved.append(load.written / (s1 - s0))
+        deadline = time.monotonic() + 300  # the stage's probes seen before the outage starts
+        while not probe.all_seen(s1) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        for side in SIDES:
+            values = probe.lags(side, s0, s1) or [float("inf")]
+            self.m.unseen[side] += probe.unseen(side, s0, s1)
+            self.m.lag[side].append((percentile(values, 50), percentile(values, 99), max(values)))
+            _say(f"round {r + 1}: {side} lag p50/p99/max {self.m.lag[side][-1]} s at {rate:,.0f} rows/s")
+
+    def _outage(self, r: int, probe: LagProbe) -> None:
+        _stop_peer_regionservers(self.pair)
+        _say(f"round {r + 1}: B's region servers stopped for {self.sz.outage_min:g} min")
+        time.sleep(self.sz.outage_min * 60)
+        restarted = time.time()
+        _restart_peer_regionservers(self.pair)
+        self.sampler.roots.update(_roots(self.pair, self.spark_pid))  # the new region servers' pids
+        deadline = time.monotonic() + max(300.0, 3 * self.sz.outage_min * 60)
+        back: dict[str, float] = {}
+        while len(back) < len(SIDES) and time.monotonic() < deadline:
+            for side in SIDES:
+                moment = probe.back_under(side, restarted, LAG_UNDER_S)
+                if side not in back and moment is not None:
+                    back[side] = moment - restarted
+            time.sleep(1)
+        for side in SIDES:
+            self.m.catchup[side].append(back.get(side, float("inf")))
+        _say(f"round {r + 1}: catch-up {back}")
+
+
+def run(quick: bool) -> dict:
+    """Each side's drain, lag under load, catch-up and CPU per million rows, and hbrep / native."""
+    from replication.devstack.spark_connect import SparkConnectServer
+    from replication.devstack.zookeeper import ZooKeeperServer
+    from replication.net import free_port
+
+    sz = sizes(quick)
+    load_before = _uptime()
+    began = time.monotonic()
+    m = Measured()
+    with tempfile.TemporaryDirectory(prefix="bench-native-") as tmp:
+        state = Path(tmp)
+        zk = ZooKeeperServer(state / "zk", free_port())
+        zk.start()
+        spark = SparkConnectServer(state / "spark", free_port(), driver_memory_mb=1024)
+        try:
+            spark.start()
+            with native_pair(state, zk.port, spark.port, free_port(), regionservers=REGIONSERVERS, heap_mb=768,
+                             window_ms=WINDOW_MS, tag="bench-native") as pair:  # fmt: skip
+                _say(f"clusters ({REGIONSERVERS} region servers each) and Airflow up; sizes: {sz.label()}")
+                spark_pid = spark.read_pid() or 0
+                with KindSampler(_roots(pair, spark_pid), pair.airflow.proc.pid) as sampler:
+                    rounds = Rounds(pair, sampler, spark_pid, sz, state, m)
+                    pair.add_peers()
+                    budget = float(os.environ.get("BENCH_NATIVE_BUDGET_MIN", "0")) * 60  # 0: no limit
+                    for r in range(sz.rounds):
+                        if budget and r and time.monotonic() - began > budget:
+                            m.failures.append(f"round {r + 1} not started: BENCH_NATIVE_BUDGET_MIN passed")
+                            break
+                        try:
+                            rounds.backlog_drain(r)
+                            rounds.steady_and_outage(r)
+                            _stop_both(pair, timeout=WINDOW_MS / 1000 + 180)
+                        except Exception as exc:  # the rounds done so far are kept, and the notes say why it stopped
+                            m.failures.append(f"round {r + 1}: {type(exc).__name__}: {exc}")
+                            _say(f"stopping after {m.failures[-1]}")
+                            break
+        finally:
+            spark.stop()
+            zk.stop()
+    return _result(sz, m, load_before)
+
+
+def _ratio(hbrep: float, native: float) -> float:
+    return hbrep / native if native else float("inf")
+
+
+def _uptime() -> str:
+    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+
+
+def _result(sz: Sizes, m: Measured, load_before: str) -> dict:
+    drain, lag, catchup, cpu, unseen = m.drain, m.lag, m.catchup, m.cpu, m.unseen
+    ran = replace(sz, rounds=min(len(v) for v in catchup.values()))  # the rounds run to their end
+
+    def med(values) -> float:
+        values = list(values)
+        return statistics.median(values) if values else float("nan")
+
+    f: dict[str, object] = {
+        "sizes run": ran.label() + ("" if ran == sz else f" (of {sz.rounds} planned)"),
+        "region servers per cluster (on this machine's two cores)": REGIONSERVERS,
+        "backlog written into A (rows/s, both tables, per round)": _spread(m.ingest),
+        "steady load per table (rows/s: 50% of the slower drain, per round)": _spread(m.asked),
+        "steady load per table, written (rows/s, per round)": _spread(m.achieved),
+    }
+    for side in SIDES:
+        f[f"{side}: backlog drain (rows/s, median)"] = med(drain[side])
+        f[f"{side}: backlog drain (rows/s, per round)"] = _spread(drain[side])
+    for side in SIDES:
+        f[f"{side}: lag p50 (s, median of rounds)"] = med(x[0] for x in lag[side])
+        f[f"{side}: lag p99 (s, median of rounds)"] = med(x[1] for x in lag[side])
+        f[f"{side}: lag max (s, max of rounds)"] = max((x[2] for x in lag[side]), default=float("nan"))
+        f[f"{side}: lag p99 (s, per round)"] = _spread([x[1] for x in lag[side]], "{:.2f}")
+        f[f"{side}: probes written under steady load never seen on B"] = unseen[side]
+    for side in SIDES:
+        f[f"{side}: catch-up after the outage (s, median)"] = med(catchup[side])
+        f[f"{side}: catch-up after the outage (s, per round)"] = _spread(catchup[side], "{:.1f}")
+    for side in SIDES:
+        for kind in KINDS:
+            values = [c[kind] for c in cpu[side]]
+            if med(values) >= 0.05:
+                f[f"{side}: CPU s per million rows drained: {kind} (median)"] = med(values)
+        f[f"{side}: CPU s per million rows drained: all kinds (median)"] = med(sum(c.values()) for c in cpu[side])
+    f.update(m.profile)
+    native_lag = f[f"{NATIVE_PEER}: lag p99 (s, median of rounds)"]
+    hbrep_lag = f[f"{HBREP_PEER}: lag p99 (s, median of rounds)"]
+    ratios = {
+        "hbrep / native: backlog drain rows/s (target >= 1.5)": _ratio(med(drain[HBREP_PEER]), med(drain[NATIVE_PEER])),
+        "hbrep / native: lag p99 under steady load (target <= 2)": _ratio(hbrep_lag, native_lag),
+        "hbrep / native: catch-up time after the outage (target <= 1)": _ratio(
+            med(catchup[HBREP_PEER]), med(catchup[NATIVE_PEER])
+        ),
+    }
+    full = sz == FULL
+    command = "make bench ONLY=native_vs_hbrep"
+    if not full:
+        command += (
+            f" BENCH_NATIVE_ROWS={sz.rows} BENCH_NATIVE_STEADY_MIN={sz.steady_min:g}"
+            f" BENCH_NATIVE_OUTAGE_MIN={sz.outage_min:g} BENCH_NATIVE_ROUNDS={sz.rounds}"
+        )
+    return {
+        "title": f"Real HBase → real HBase at scale, through the scheduler: HBase's native replication vs hbrep "
+        f"({ran.label()}{'' if full else '; NOT the full size of 1,000,000 rows, 10 + 10 minutes'})",
+        "command": command,
+        "figures": f,
+        "ratios": ratios,
+        "machine_load": [load_before, _uptime()],
+        "notes": [
+            f"Real HBase 2.6 A and B, {REGIONSERVERS} region servers each, all on this machine's two cores with "
+            "Airflow, Spark Connect and the load (other engineers' work shares the cores too; uptime before/after: "
+            f"{load_before}; {_uptime()}). native = an ordinary HBase peer of A (table native_t); hbrep = a "
+            "shadow peer of A (table hbrep_t) shipped by the hbrep_ship DAG under Airflow's real scheduler, "
+            f"ship windows of {WINDOW_MS // 1000} s on a Spark Connect server, runs every minute.",
+            "Backlog drain: both tables' backlog written while neither side ships; then each side is started "
+            "alone, the round's first side alternating, and timed from its start (native: from the return of "
+            "enable_replication_peer, HBase's Admin call; hbrep: from the REST call that unpauses and triggers "
+            "the ship DAG, so the scheduler's start of the run counts) to its last row on B; the first "
+            "side stays running (idle) while the second drains, so its idle processes count in the second "
+            "side's CPU. CPU: user+system seconds of this bench's process trees only (psutil), by kind, over each "
+            "side's drain, per million rows drained.",
+            "Lag: one probe for both sides writes a stamped row into each table of A every second and polls B "
+            "every 0.1 s; write-to-visible under the steady load. Catch-up: B's region servers stopped "
+            f"(SIGTERM) for the outage while the load goes on, then started; the time from their start until a "
+            f"probe written after it is seen within {LAG_UNDER_S:g} s.",
+            "Profile: py-spy over hbrep's Python processes (the Airflow scheduler with its task processes, Spark's "
+            "Python workers) during hbrep's drain of the last round; 'profile:' figures are shares of its samples "
+            "(idle threads left out), by leaf function and by innermost hbrep module.",
+            *(["Stopped early: " + "; ".join(m.failures)] if m.failures else []),
+        ],
+    }

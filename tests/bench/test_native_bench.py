@@ -1,0 +1,106 @@
+"""The native_vs_hbrep bench's pieces that need no cluster: its sizes, its result and targets, the py-spy
+summary (of a real py-spy recording of a real process) and the CPU sampler's process kinds."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from bench import native_vs_hbrep as bench
+from bench import registry
+from bench.native_probe import KINDS, KindSampler, profile_start, profile_stop, profile_summary
+
+BUSY = "import time\ndef spin_here():\n    t = time.time()\n    while time.time() - t < 30: pass\nspin_here()\n"
+
+
+def test_sizes_are_the_issue_s_unless_quick_or_the_environment_says_otherwise():
+    assert bench.sizes(False, {}) == bench.Sizes(1_000_000, 10, 10, 3)
+    assert bench.sizes(True, {}) == bench.QUICK
+    env = {"BENCH_NATIVE_ROWS": "100000", "BENCH_NATIVE_STEADY_MIN": "2", "BENCH_NATIVE_OUTAGE_MIN": "1.5"}
+    assert bench.sizes(False, env) == bench.Sizes(100_000, 2, 1.5, 3)
+    assert bench.sizes(False, env).label() == (
+        "100,000 rows of 1 KB, 2-minute steady load, 1.5-minute peer outage, 3 rounds"
+    )
+
+
+def _synthetic_result(sizes: bench.Sizes, failures: list[str] | None = None) -> dict:
+    m = bench.Measured(
+        drain={"native": [10_000.0, 12_000.0, 11_000.0], "hbrep": [4_000.0, 5_000.0, 6_000.0]},
+        lag={"native": [(0.3, 0.9, 1.2)] * 3, "hbrep": [(2.0, 6.0, 9.0)] * 3},
+        catchup={"native": [20.0, 30.0, 25.0], "hbrep": [10.0, 12.0, 11.0]},
+        cpu={side: [{k: (i + 1) * 10.0 for i, k in enumerate(KINDS)}] * 3 for side in bench.SIDES},
+        ingest=[9_000.0] * 3,
+        asked=[2_000.0] * 3,
+        achieved=[1_900.0] * 3,
+        profile={
+            "profile: samples": 100.0,
+            "profile: self time: decode (reader.py)": 0.4,
+            "profile: module: replication/wal/reader.py": 0.5,
+        },
+        failures=failures or [],
+    )
+    return bench._result(sizes, m, "load")
+
+
+def test_the_result_has_medians_spreads_ratios_and_says_when_it_is_not_the_full_size():
+    result = _synthetic_result(bench.Sizes(20_000, 1, 1, 3))
+    f, ratios = result["figures"], result["ratios"]
+    assert f["native: backlog drain (rows/s, median)"] == 11_000.0
+    assert f["hbrep: backlog drain (rows/s, per round)"] == "4,000 / 5,000 / 6,000"
+    assert ratios["hbrep / native: backlog drain rows/s (target >= 1.5)"] == pytest.approx(5_000 / 11_000)
+    assert ratios["hbrep / native: lag p99 under steady load (target <= 2)"] == pytest.approx(6.0 / 0.9)
+    assert ratios["hbrep / native: catch-up time after the outage (target <= 1)"] == pytest.approx(11 / 25)
+    assert "NOT the full size" in result["title"] and "BENCH_NATIVE_ROWS=20000" in result["command"]
+    assert not any(note.startswith("Stopped early") for note in result["notes"])
+    stopped = _synthetic_result(bench.FULL, ["round 3: TimeoutError: native: row not on B"])
+    assert stopped["notes"][-1] == "Stopped early: round 3: TimeoutError: native: row not on B"
+    full = _synthetic_result(bench.FULL)
+    assert "NOT the full size" not in full["title"] and full["command"] == "make bench ONLY=native_vs_hbrep"
+
+
+def test_the_targets_table_says_which_goals_were_missed_by_how_much_quoting_cpu_and_profile(tmp_path):
+    result = _synthetic_result(bench.Sizes(20_000, 1, 1, 3))
+    (tmp_path / "native_vs_hbrep.json").write_text(json.dumps({"name": "native_vs_hbrep", **result}))
+    rows = [line for line in registry._targets_table(tmp_path) if "real HBase -> real HBase" in line]
+    drain, lag, catchup = rows
+    assert f"missed by {1.5 / (5_000 / 11_000):.1f}x" in drain
+    assert "decode (reader.py) 40%" in drain and "replication/wal/reader.py 50%" in drain
+    assert "hbrep 280 CPU s per million rows drained" in drain
+    assert f"missed by {(6.0 / 0.9) / 2:.1f}x" in lag
+    assert catchup.endswith("| met |")
+
+
+def test_py_spy_records_a_real_process_and_the_summary_names_its_function(tmp_path):
+    busy = subprocess.Popen([sys.executable, "-c", BUSY])
+    try:
+        time.sleep(0.5)
+        spies = profile_start([busy.pid], tmp_path / "profile", rate=100)
+        time.sleep(3)
+        profile_stop(spies)
+    finally:
+        busy.kill()
+        busy.wait()
+    summary = profile_summary(tmp_path / "profile")
+    assert summary["profile: samples"] > 10
+    top = max((k for k in summary if k.startswith("profile: self time: ")), key=summary.get)
+    assert "spin_here" in top or "time" in top, summary
+    assert sum(v for k, v in summary.items() if k.startswith("profile: self time: ")) <= 1.0
+
+
+def test_the_sampler_names_a_root_s_python_child_spark_s_python_workers_and_leaves_other_processes_out():
+    child = subprocess.Popen([sys.executable, "-c", BUSY.replace("30", "5")])
+    try:
+        sampler = KindSampler({os.getpid(): KINDS[3]}, airflow_sid=-1, interval=0.2)
+        with sampler:
+            time.sleep(2.5)
+        used = sampler.used(sampler._times[0], sampler._times[-1])
+    finally:
+        child.kill()
+        child.wait()
+    assert used.get(KINDS[4], 0) > 0.05, used  # the busy child: a Python process under the Spark root
+    assert KINDS[3] in used  # this process itself: the root's own kind
