@@ -52,6 +52,9 @@ _SETTINGS = {
     "max_connections": "200",
     "shared_buffers": "32MB",
     "log_min_messages": "warning",
+    # a lock wait longer than deadlock_timeout (1 s) is logged with who holds the lock: Airflow's API server
+    # was seen to answer one PATCH .../run after 75 s on a machine at load 30
+    "log_lock_waits": "on",
     "log_timezone": "UTC",
 }
 
