@@ -29,7 +29,12 @@ from pathlib import Path
 from typing import Any
 
 from replication.devstack.airflow_api import AirflowApi
-from replication.devstack.airflow_stack import AirflowStandalone, airflow_environment, launch_standalone
+from replication.devstack.airflow_stack import (
+    AirflowStandalone,
+    airflow_environment,
+    launch_standalone,
+    metadata_database,
+)
 from replication.devstack.hbase import RealHBase
 from replication.devstack.maven import interop_tools_classpath
 from replication.net import free_port
@@ -149,10 +154,13 @@ def native_pair(
         "HBREP_VERIFY_START": time.strftime("%Y-%m-%d", time.gmtime()),
         "HBREP__hbrep__ship__window__ms": str(window_ms),
     }
-    env = airflow_environment(state / "airflow", source_key, api_port=api_port,
-                              spark_connect_port=spark_connect_port, extra=extra)  # fmt: skip
     (state / "airflow").mkdir(parents=True, exist_ok=True)
     with contextlib.ExitStack() as stack:
+        database, postgres = metadata_database(state / "postgres", state / "airflow")
+        if postgres is not None:
+            stack.callback(postgres.stop)
+        env = airflow_environment(state / "airflow", source_key, database=database, api_port=api_port,
+                                  spark_connect_port=spark_connect_port, extra=extra)  # fmt: skip
         airflow = launch_standalone(env, state / "airflow.log")
         stack.callback(lambda: airflow.stop())
         source, peer = RealHBase(state / "hbase-a"), RealHBase(state / "hbase-b")
@@ -173,7 +181,7 @@ def native_pair(
             if "address already in use" not in str(exc):
                 raise
             # the API port was taken while Airflow booted (free_port only says it was free a moment ago)
-            env = {**env, **airflow_environment(state / "airflow", source_key, api_port=free_port(),
+            env = {**env, **airflow_environment(state / "airflow", source_key, database=database, api_port=free_port(),
                                                 spark_connect_port=spark_connect_port, extra=extra)}  # fmt: skip
             airflow = launch_standalone(env, state / "airflow.log")
             airflow.wait_ready(timeout=300)
