@@ -11,7 +11,7 @@ export GX_ANALYTICS_ENABLED := false
 export PYSPARK_PYTHON := $(CURDIR)/$(VENV)/bin/python
 export PYSPARK_DRIVER_PYTHON := $(CURDIR)/$(VENV)/bin/python
 
-.PHONY: krb5 demo-hbase install test test-fast demo bench lint fmt lock proto clean up down chaos chromium fuzz postgresql
+.PHONY: krb5 demo-hbase install test test-fast demo bench lint fmt lock proto clean up down chaos chromium redis fuzz postgresql
 
 install: $(STAMP)
 
@@ -31,7 +31,7 @@ $(STAMP): pyproject.toml constraints.txt | krb5
 # Much of a test's time is spent waiting on the JVMs and servers it starts, so two workers keep both cores busy.
 # Each module runs whole on one worker; tests/conftest.py groups the real-HBase, scheduler and reliability tests.
 TEST_WORKERS ?= 2
-test: install | chromium postgresql
+test: install | chromium postgresql redis
 	$(PY) -m pytest -q -p no:cacheprovider --durations=30 \
 	  $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder,) $(PYTEST_ARGS)
 
@@ -84,13 +84,19 @@ clean:
 	rm -rf $(VENV) .hbrep build *.egg-info
 
 # Airflow standalone on 127.0.0.1 with ZooKeeper and the embedded clusters a -> b, DAGs unpaused.
-up: install | postgresql
-	scripts/airflow-up.sh
+# `make up DIST=1`: the distributed stack (CeleryExecutor on Redis with two Celery workers, a Spark standalone
+# master and two workers with the Connect server on it, cluster a's WALs and the ship work dir on HDFS).
+up: install | postgresql $(if $(DIST),redis,)
+	scripts/airflow-up.sh $(if $(DIST),--dist,)
 
 # Stop every process `make up` started (PostgreSQL included); the clusters' state is kept for the next `make up`.
 # `make down CLEAN=1` also removes it, so the next `make up` starts from empty clusters.
 down:
 	scripts/airflow-down.sh $(if $(CLEAN),--clean,)
+
+# Debian's Redis server: the distributed stack's Celery broker (replication/devstack/redis.py).
+redis:
+	@command -v redis-server >/dev/null || (apt-get update && apt-get install -y --no-install-recommends redis-server)
 
 # MIT Kerberos from Debian: the KDC the Kerberos tests start per run (replication/devstack/kdc.py), kinit/klist,
 # and the headers the `kerberos` wheel (pure-sasl's GSSAPI binding) is built against. Nothing is started here.

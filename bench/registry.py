@@ -40,6 +40,7 @@ def output_paths(quick: bool) -> tuple[Path, Path]:
 BENCHMARKS: list[str] = [
     "zk_claim",
     "zk_snapshot",
+    "zk_scale",
     "ingest",
     "wal_reader",
     "wal_reader_vs_hbase",

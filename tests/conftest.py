@@ -215,6 +215,7 @@ GROUPED_FOLDERS = {
     "tests/scheduler/": "scheduler",
     "tests/reliability/": "reliability",
     "tests/secure/": "secure",  # the Kerberized stacks (KDC, SASL ZooKeeper): one worker, one stack per module
+    "tests/hbase_source/": "hbase-source",  # a real HBase source's own features (issue 48), its own HBase
 }
 
 

@@ -3,9 +3,9 @@ observes the effect (replaces issue 23's check that the key's string appears in 
 and then ignored passed). Each listed key is in exactly one of:
 
 - ``BEHAVIOUR``: the tests that set the key and assert what changes (named as pytest node ids);
-- ``replication.config.HBASE_ONLY_KEYS``: listed for a real HBase, marked "HBase's only" by ``hbrep conf``;
-- ``NO_BEHAVIOUR_TEST_YET``: read by hbrep, but no test yet changes it and checks the effect (the audit's
-  open list; a key leaves it when such a test is written).
+- ``replication.config.HBASE_ONLY_KEYS``: listed for a real HBase, marked "HBase's only" by ``hbrep conf``.
+
+There is no third group: a key hbrep lists and acts on without such a test fails this module.
 
 This module checks the bookkeeping: every key is classified, and every named test exists and sets the key.
 """
@@ -20,6 +20,8 @@ import pytest
 from replication.config import DEFAULTS, HBASE_ONLY_KEYS
 
 REPO = Path(__file__).resolve().parents[1]
+RPC_TLS = "tests/security/test_security_rpc_tls.py::"
+ZK_TLS = "tests/security/test_security_tls_everywhere.py::"
 
 BEHAVIOUR: dict[str, list[str]] = {
     "hbase.replication": [
@@ -172,6 +174,68 @@ BEHAVIOUR: dict[str, list[str]] = {
     "replication.bad.sink.threshold": [
         "tests/source/test_endpoint_keys.py::test_bad_sink_threshold_is_how_many_failures_drop_a_sink"
     ],
+    "replication.source.nb.batches": [
+        "tests/source/test_source_keys.py::test_nb_batches_is_how_far_the_reader_reads_ahead_of_a_blocked_shipper"
+    ],
+    "replication.source.per.peer.node.bandwidth": [
+        "tests/source/test_source_keys.py::test_per_peer_node_bandwidth_throttles_a_peer_without_its_own"
+    ],
+    "replication.executor.workers": [
+        "tests/failover/test_failover.py::test_executor_workers_bounds_how_many_dead_servers_one_run_handles"
+    ],
+    "hbase.ipc.max.request.size": [
+        "tests/cluster/test_region_server_keys.py::test_a_request_over_the_configured_max_request_size_is_refused"
+    ],
+    "hbase.hregion.memstore.flush.size": [
+        "tests/cluster/test_region_server_keys.py::test_a_region_flushes_when_its_memstore_reaches_the_configured_size"
+    ],
+    "hbase.regionserver.ipc.address": [
+        "tests/cluster/test_region_server_keys.py::test_the_region_server_binds_the_configured_address_or_stops_naming_it"
+    ],
+    "hbase.regionserver.port": [
+        "tests/cluster/test_region_server_keys.py::test_the_region_server_listens_on_the_configured_port"
+    ],
+    "hbrep.state.dir": ["tests/cli/test_spark_commands.py::test_start_status_crash_restart_stop"],
+    "hbrep.spark.master": ["tests/jobs/test_local_cluster.py::test_ship_and_verify_jobs_under_local_cluster"],
+    "hbrep.spark.connect.url": [
+        "tests/jobs/test_connect_ship.py::test_a_server_that_is_not_there_fails_within_seconds_with_one_line",
+        "tests/cli/test_spark_commands.py::test_start_status_crash_restart_stop",
+    ],
+    "hbrep.spark.connect.port": ["tests/cli/test_spark_commands.py::test_start_status_crash_restart_stop"],
+    "hbrep.spark.connect.driver.memory.mb": ["tests/cli/test_spark_commands.py::test_start_status_crash_restart_stop"],
+    "hbrep.spark.connect.session": [
+        "tests/jobs/test_connect_ship.py::test_clients_share_one_server_session_and_its_warm_workers"
+    ],
+    "hbrep.spark.connect.retries": [
+        "tests/jobs/test_connect_retries.py::test_the_client_retries_as_many_times_as_configured"
+    ],
+    "hbrep.ship.window.ms": [
+        "tests/jobs/test_ship_window.py::test_a_stop_request_ends_the_window_after_the_pass_in_flight_and_commits_it"
+    ],
+    "hbrep.cluster.token": [
+        "tests/security/test_security_rpc.py::test_sink_rejects_requests_without_or_with_a_wrong_token"
+    ],
+    "hbrep.zk.auth": [
+        "tests/security/test_security_zk_acl.py::test_without_the_credentials_queues_cannot_be_read_or_changed"
+    ],
+    **{
+        key: [
+            f"{RPC_TLS}test_a_client_with_a_certificate_from_the_ca_is_served_and_every_other_client_is_refused",
+            f"{RPC_TLS}test_the_cluster_client_writes_over_tls_and_a_plain_text_client_cannot",
+        ]
+        for key in ("hbrep.rpc.tls.enabled", "hbrep.rpc.tls.cert", "hbrep.rpc.tls.key", "hbrep.rpc.tls.ca")
+    },
+    "hbrep.rpc.tls.client.auth": [
+        f"{RPC_TLS}test_a_client_with_a_certificate_from_the_ca_is_served_and_every_other_client_is_refused",
+        f"{RPC_TLS}test_without_client_auth_a_tls_client_needs_no_certificate",
+    ],
+    **{
+        key: [
+            f"{ZK_TLS}test_plain_text_and_certificate_less_zookeeper_clients_are_refused",
+            f"{ZK_TLS}test_a_ship_cycle_runs_with_tls_on_every_connection",
+        ]
+        for key in ("hbrep.zk.tls.enabled", "hbrep.zk.tls.cert", "hbrep.zk.tls.key", "hbrep.zk.tls.ca")
+    },
     # tests/secure/conftest.py sets the three keys (KerberizedZooKeeper.settings) for every command it runs
     "hbase.security.authentication": [
         "tests/secure/test_zookeeper_sasl.py::test_hbrep_commands_authenticate_with_kerberos_and_their_znodes_belong_to_its_identity",
@@ -215,42 +279,15 @@ BEHAVIOUR: dict[str, list[str]] = {
     ],
 }
 
-# Read by hbrep; no test yet changes the key and checks the effect (tests exist for several of them that
-# only set the key for speed, check that a bad value is refused, or test the mechanism without the key).
-NO_BEHAVIOUR_TEST_YET: set[str] = {
-    "replication.source.nb.batches",  # ReadAhead's capacity is tested (test_read_ahead), not the key's wiring
-    "replication.source.per.peer.node.bandwidth",
-    "replication.executor.workers",
-    "hbase.ipc.max.request.size",
-    "hbase.hregion.memstore.flush.size",
-    "hbase.regionserver.ipc.address",
-    "hbase.regionserver.port",
-    "hbrep.state.dir",
-    "hbrep.spark.master",
-    "hbrep.spark.connect.url",
-    "hbrep.spark.connect.port",
-    "hbrep.spark.connect.driver.memory.mb",
-    "hbrep.spark.connect.session",
-    "hbrep.spark.connect.retries",
-    "hbrep.ship.window.ms",
-    "hbrep.cluster.token",
-    "hbrep.zk.auth",
-    "hbrep.rpc.tls.enabled",
-    "hbrep.rpc.tls.cert",
-    "hbrep.rpc.tls.key",
-    "hbrep.rpc.tls.ca",
-    "hbrep.rpc.tls.client.auth",
-    "hbrep.zk.tls.enabled",
-    "hbrep.zk.tls.cert",
-    "hbrep.zk.tls.key",
-    "hbrep.zk.tls.ca",
-}
 
-
-def test_every_listed_key_is_classified_once():
-    groups = [set(BEHAVIOUR), set(HBASE_ONLY_KEYS), NO_BEHAVIOUR_TEST_YET]
-    assert set(DEFAULTS) == set().union(*groups), sorted(set(DEFAULTS) ^ set().union(*groups))
-    assert sum(len(g) for g in groups) == len(DEFAULTS), "a key is in more than one group"
+def test_every_listed_key_has_a_behaviour_test_or_is_hbases_only():
+    """A key added to ``DEFAULTS`` (what ``hbrep conf`` lists) fails this until a test shows what it changes,
+    or it is marked HBase's only; a key in both, or a test list left empty, fails too."""
+    untested = sorted(set(DEFAULTS) - set(BEHAVIOUR) - set(HBASE_ONLY_KEYS))
+    assert not untested, f"listed by hbrep conf with no behaviour test: {untested}"
+    assert not set(BEHAVIOUR) - set(DEFAULTS), sorted(set(BEHAVIOUR) - set(DEFAULTS))
+    assert not set(BEHAVIOUR) & set(HBASE_ONLY_KEYS), "a key with a behaviour test is marked HBase's only"
+    assert all(BEHAVIOUR[key] for key in BEHAVIOUR), "a key with an empty test list"
 
 
 def _test_function(node_id: str) -> tuple[str, str]:

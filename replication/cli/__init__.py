@@ -33,6 +33,7 @@ from replication.cli import (
     seed_commands,
     ship_commands,
     spark_commands,
+    syncup_command,
     verify_commands,
     wal_commands,
     zk_commands,
@@ -126,7 +127,7 @@ SECTIONS = (
         (cluster_commands.put, cluster_commands.delete, cluster_commands.deleteall, *data_commands.COMMANDS,
          cluster_commands.load),
     ),
-    ("Tools", (wal_commands.wal, conf_command.conf, metrics_commands.metrics)),
+    ("Tools", (wal_commands.wal, syncup_command.syncup, conf_command.conf, metrics_commands.metrics)),
     ("Shipping and failover (hbrep)", (ship_commands.ship, peer_commands.failover, maintenance_commands.clean)),
     (
         "Components (hbrep)",

@@ -1,14 +1,16 @@
-"""``hbrep wal dump FILE [--json]``: print a WAL's entries, like HBase's WALPrettyPrinter."""
+"""``hbrep wal dump FILE [--json]``: print a WAL's entries, like HBase's WALPrettyPrinter; ``hbrep wal play``:
+replay WALs into tables of a cluster, like HBase's WALPlayer."""
 
 from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
 from typing import Any
+from urllib.parse import urlparse
 
 import click
 
-from replication.cli.common import emit_json, json_option
+from replication.cli.common import CliContext, emit_json, json_option, pass_context
 from replication.fs import get_filesystem
 from replication.wal.model import CellType, Entry
 from replication.wal.printable import to_string_binary
@@ -76,7 +78,7 @@ def entry_as_dict(entry: Entry, start: int, end: int) -> dict[str, Any]:
 
 @click.group()
 def wal() -> None:
-    """WAL files: dump their entries (protobuf WALs and 0.94 SequenceFile HLogs)."""
+    """WAL files: dump their entries (protobuf WALs and 0.94 SequenceFile HLogs), replay them into tables."""
 
 
 @wal.command()
@@ -151,3 +153,60 @@ def _compression(reader) -> str:
     if reader.value_codec is not None:
         parts.append(f"values:{reader.value_codec.name}")
     return f" compression={'+'.join(parts)}"
+
+
+@wal.command()
+@click.argument("wals", nargs=-1, required=True, metavar="WAL...")
+@click.option("--table", "tables", multiple=True, required=True, help="A table whose edits are replayed (repeat).")
+@click.option("--map", "mappings", multiple=True, metavar="SRC:DST", help="Replay SRC's edits into DST (repeat).")
+@click.option("--starttime", help="wal.start.time: ms, or yyyy-MM-dd'T'HH:mm:ss.SS (UTC).")
+@click.option("--endtime", help="wal.end.time: ms, or yyyy-MM-dd'T'HH:mm:ss.SS (UTC).")
+@json_option
+@pass_context
+def play(
+    ctx: CliContext,
+    wals: tuple[str, ...],
+    tables: tuple[str, ...],
+    mappings: tuple[str, ...],
+    starttime: str | None,
+    endtime: str | None,
+    as_json: bool,
+) -> None:
+    """Replay the edits of the WAL files (or folders of them) into the cluster --cluster names (hbrep's or a
+    real HBase), as HBase's WALPlayer does: the tables' entries written in [--starttime, --endtime], each
+    table into itself or its --map target, as a Spark job (the WALs spread over its tasks, each read whole by
+    one). Prints WALPlayer's counters."""
+    from replication.operations.wal_play import TableMap, TimeRange, WalPlayError, wal_files
+    from replication.operations.wal_play_job import check_tables, resolve_target, run_wal_play
+    from replication.spark import spark_session
+    from replication.wal.errors import WALError
+
+    table_map = TableMap.parse(tables, mappings)
+    times = TimeRange.parse(starttime, endtime)
+    files: list[str] = []
+    for given in wals:
+        fs, path = get_filesystem(given)
+        for found in wal_files(fs, [path], times):
+            try:  # a file that is no WAL: one line, before any job
+                with open_wal(found, fs=fs):
+                    pass
+            except WALError as exc:
+                raise WalPlayError(f"{found}: not a WAL ({exc})") from None
+            files.append(_same_filesystem(given, found))
+    target = resolve_target(ctx.cluster, ctx.conf)
+    check_tables(target, table_map, ctx.conf)
+    spark = spark_session("hbrep-wal-play", master=ctx.conf.get_str("hbrep.spark.master"))  # after the checks
+    counters = run_wal_play(spark, files, table_map, times, target, ctx.conf)
+    if as_json:
+        emit_json({"files": len(files), "tables": table_map.targets, "target": str(ctx.cluster), **counters})
+        return
+    mapped = ", ".join(f"{src} -> {dst}" for src, dst in table_map.targets.items())
+    click.echo(f"replayed {len(files)} WAL file(s) into {ctx.cluster} ({mapped})")
+    for name, value in counters.items():
+        click.echo(f"{name}={value}")
+
+
+def _same_filesystem(given: str, path: str) -> str:
+    """``path`` (as the file system of ``given`` names it) as a URI an executor can open again."""
+    parsed = urlparse(given)
+    return path if parsed.scheme in ("", "file") else f"{parsed.scheme}://{parsed.netloc}{path}"

@@ -249,7 +249,8 @@ def launch_standalone(env: Mapping[str, str], log: Path) -> AirflowStandalone:
     env = {
         **env,
         "AIRFLOW": airflow_bin(),
-        "AIRFLOW__CORE__EXECUTOR": PRELOADING_LOCAL_EXECUTOR,
+        # the distributed stack names the CeleryExecutor in ``env``; the one-host stack runs the local one
+        "AIRFLOW__CORE__EXECUTOR": env.get("AIRFLOW__CORE__EXECUTOR") or PRELOADING_LOCAL_EXECUTOR,
         "AIRFLOW__CORE__AUTH_MANAGER": SIMPLE_AUTH_MANAGER,
     }
     with open(log, "ab") as out:

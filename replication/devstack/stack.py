@@ -30,9 +30,11 @@ from replication.devstack.airflow_stack import (
     start_standalone,
     stop_session,
 )
+from replication.devstack.dist_stack import DistServices
 from replication.devstack.postgres import PostgresServer
 from replication.devstack.spark_connect import SparkConnectServer
 from replication.devstack.zookeeper import ZooKeeperServer
+from replication.fs import get_filesystem
 from replication.net import port_in_use
 from replication.processes import detached, start_time
 from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
@@ -56,11 +58,14 @@ def airflow_env(
     window_ms: int = SHIP_WINDOW_MS,
     *,
     database: str,
+    more: dict[str, str] | None = None,
 ) -> dict[str, str]:
     """The environment of every Airflow process of the stack (loopback only, 4 workers, the metadata
     database at the SQLAlchemy URL ``database``); the ship DAG runs on the Spark Connect server at
-    ``spark_port``, or through spark-submit when it is None."""
+    ``spark_port``, or through spark-submit when it is None; ``more`` is added first (the distributed
+    stack's executor and Spark master)."""
     extra = {
+        **(more or {}),
         "HBREP_SHIP_SCHEDULE": SHIP_SCHEDULE,
         "HBREP__hbrep__ship__window__ms": str(window_ms),
         "HBREP_VERIFY_START": os.environ.get("HBREP_VERIFY_START") or verify_start(state),
@@ -84,16 +89,26 @@ def verify_start(state: Path) -> str:
 
 
 def up(
-    state: Path, zk_port: int, port: int, spark_port: int, mode: str = "connect", window_ms: int = SHIP_WINDOW_MS
+    state: Path,
+    zk_port: int,
+    port: int,
+    spark_port: int,
+    mode: str = "connect",
+    window_ms: int = SHIP_WINDOW_MS,
+    dist: bool = False,
 ) -> None:
-    """Start everything (see module doc), to outlive this process, and print the UI address and how to log in."""
+    """Start everything (see module doc), to outlive this process, and print the UI address and how to log in.
+
+    ``dist``: the distributed stack (devstack/dist_stack.py): HDFS (cluster a's root and the work dir),
+    the Redis broker, a Spark standalone master with two workers and the Connect server on it, the
+    CeleryExecutor and two Celery workers; Spark Connect's port is then ``spark_port`` as well."""
     if port_in_use(port):
         raise SystemExit(f"port {port} on 127.0.0.1 is already in use (Airflow's API server); pass --port N")
     with detached():  # no parent-death signal: the stack runs on after `make up` returns
-        _up(state, zk_port, port, spark_port, mode, window_ms)
+        _up(state, zk_port, port, spark_port, mode, window_ms, dist)
 
 
-def _up(state: Path, zk_port: int, port: int, spark_port: int, mode: str, window_ms: int) -> None:
+def _up(state: Path, zk_port: int, port: int, spark_port: int, mode: str, window_ms: int, dist: bool) -> None:
     state.mkdir(parents=True, exist_ok=True)
     zk = ZooKeeperServer(state / "zk", zk_port)
     zk.start()
@@ -103,19 +118,27 @@ def _up(state: Path, zk_port: int, port: int, spark_port: int, mode: str, window
     if postgres is not None:
         stack["postgres_dir"] = str(postgres.state_dir)
         (state / "stack.json").write_text(json.dumps(stack))
-    spark = SparkConnectServer(state / "spark", spark_port)
-    if mode == "connect":
-        spark.start()
-        stack["spark_dir"] = str(spark.state_dir)
+    services = DistServices(state / "dist", spark_port) if dist else None
+    if services is not None:
+        stack["dist_dir"] = str(services.state)
         (state / "stack.json").write_text(json.dumps(stack))
+        services.start_shared()
+        spark = services.connect
+    else:
+        spark = SparkConnectServer(state / "spark", spark_port)
+        if mode == "connect":
+            spark.start()
+            stack["spark_dir"] = str(spark.state_dir)
+            (state / "stack.json").write_text(json.dumps(stack))
     keys = {name: f"127.0.0.1:{zk_port}:/hbase-{name}" for name in ("a", "b")}
+    roots = {"a": services.source_root() if services else str(state / "a"), "b": str(state / "b")}
     conf = Config.load()
     table = TableDescriptor.of("t1", ColumnFamilyDescriptor("f", scope=1))
     for name in ("b", "a"):
-        cluster = start_cluster(keys[name], str(state / name), 2 if name == "a" else 1, conf=conf, name=name)
+        cluster = start_cluster(keys[name], roots[name], 2 if name == "a" else 1, conf=conf, name=name)
         stack["roots"].append(cluster.root)  # type: ignore[union-attr]
         (state / "stack.json").write_text(json.dumps(stack))
-        registry = TableRegistry(None, cluster.root)
+        registry = TableRegistry(*get_filesystem(cluster.root))
         if not registry.exists("t1"):
             registry.create(table)
         if name == "a":
@@ -123,13 +146,18 @@ def _up(state: Path, zk_port: int, port: int, spark_port: int, mode: str, window
             if "1" not in peers.list_peer_ids():
                 peers.add_peer("1", ReplicationPeerConfig(cluster_key=keys["b"]))
         cluster.zk.stop()  # the processes stay up; `down` stops them by their pid files
-    env = airflow_env(state, keys["a"], port, spark_port if mode == "connect" else None, window_ms, database=database)
+    extra = services.airflow_extra() if services else {}
+    env = airflow_env(
+        state, keys["a"], port, spark_port if mode == "connect" else None, window_ms, database=database, more=extra
+    )
     airflow_command(env, "db", "migrate")
     airflow_command(env, "pools", "set", "zookeeper", "4", "protects the ZooKeeper ensemble")
     airflow = start_standalone(env, state / "airflow.log", timeout=240)
     stack["airflow_sid"] = airflow.proc.pid
     stack["airflow_started"] = start_time(airflow.proc.pid)
     (state / "stack.json").write_text(json.dumps(stack))
+    if services is not None:
+        services.start_workers(env)
     for dag_id in DAG_IDS:
         with contextlib.suppress(RuntimeError):
             airflow_command(env, "dags", "unpause", dag_id)
@@ -145,6 +173,10 @@ def _up(state: Path, zk_port: int, port: int, spark_port: int, mode: str, window
     print(f"Source cluster a:  {keys['a']} (table t1, family f replicated to peer 1 = {keys['b']})")
     if mode == "connect":
         print(f"Spark Connect:     {spark.url} (the ship DAG's engine; hbrep spark status --state {spark.state_dir})")
+    if services is not None:
+        print(f"Spark master:      {services.spark.master_url} (2 workers; spark-submit mode submits here too)")
+        print(f"Celery broker:     {services.redis.url}; workers {', '.join(w.name for w in services.workers)}")
+        print(f"HDFS:              {services.source_root()} (cluster a's root, WALs and the ship work dir)")
     print("Stop everything:   make down")
 
 
@@ -166,15 +198,22 @@ def down(state: Path, clean: bool = False) -> None:
         # The leader gone (None): what is left of the session is ours (Linux reuses no pid that still
         # names a session). A leader with another start time is a stranger that got the pid: left alone.
         stop_session(int(sid))
+    dist = DistServices(Path(stack["dist_dir"])) if stack.get("dist_dir") else None
+    if dist is not None:
+        for worker in dist.workers:
+            worker.stop()
     for root in stack.get("roots", []):
         stop_servers(root)
     if stack.get("spark_dir"):
         SparkConnectServer(stack["spark_dir"]).stop()
+    if dist is not None:
+        dist.stop()
     if stack.get("postgres_dir"):
         PostgresServer(stack["postgres_dir"]).stop()
     ZooKeeperServer(stack["zk_dir"], int(stack["zk_port"])).stop()
     path.unlink()
-    print("stopped Airflow, the region servers, Spark Connect, PostgreSQL and ZooKeeper")
+    print("stopped Airflow, the region servers, Spark Connect, PostgreSQL and ZooKeeper"
+          + (", the Celery workers, Spark's master and workers, Redis and HDFS" if dist else ""))  # fmt: skip
     _remove_state(state, clean)
 
 
@@ -196,10 +235,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="the ship DAG's engine: the Spark Connect server, or spark-submit per run")  # fmt: skip
     parser.add_argument("--ship-window-ms", type=int, default=SHIP_WINDOW_MS, help="hbrep.ship.window.ms")
     parser.add_argument("--clean", action="store_true", help="down: also remove the state folder")
+    parser.add_argument("--dist", action="store_true",
+                        help="up: the distributed stack (Celery workers, Spark standalone cluster, HDFS)")  # fmt: skip
     args = parser.parse_args(argv)
     state = Path(args.state).resolve()
     if args.action == "up":
-        up(state, args.zk_port, args.port, args.spark_port, args.spark_mode, args.ship_window_ms)
+        up(state, args.zk_port, args.port, args.spark_port, args.spark_mode, args.ship_window_ms, args.dist)
     else:
         down(state, clean=args.clean)
     return 0

@@ -38,7 +38,7 @@ from replication.jobs.connect_port import embedded_state_dir, read_port
 from replication.jobs.ship_frame import run_ship_frame_job
 from replication.jobs.submit import build_pyfiles
 from replication.net import LOOPBACK
-from replication.source.manifest import Manifest, ShipResult, read_text, work_dir_for, write_text
+from replication.source.manifest import Manifest, ShipResult, is_uri, read_text, work_dir_for, write_text
 
 LOG = logging.getLogger(__name__)
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
@@ -200,7 +200,7 @@ class ConnectShipRunner:
     A ``ShipJobRunner`` for ``ship_step`` (the third beside jobs/launch.py's in-process and spark-submit
     runners): a ship window's passes share the session (no reconnect, no artifact upload per pass). The
     session is opened by the first ship and its channel closed when the ``with`` block ends (or at exit).
-    ``work_dir`` holds the package zip (default: ``work_dir_for(conf)``).
+    ``work_dir`` holds the package zip (default, and for a work dir on HDFS: ``work_dir_for(conf)``).
     """
 
     def __init__(
@@ -211,7 +211,9 @@ class ConnectShipRunner:
         owner: str | None = None,
     ) -> None:
         self.conf = conf
-        self.work_dir = Path(work_dir) if work_dir is not None else work_dir_for(conf)
+        # the package zip is uploaded from a local file: a work dir on HDFS keeps the manifests only
+        local = work_dir is not None and not is_uri(work_dir)
+        self.work_dir = Path(work_dir) if local else work_dir_for(conf)
         self.url = url or connect_url(conf)
         self.tag = operation_tag(owner) if owner else None
         self._stack = ExitStack()

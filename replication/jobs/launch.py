@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -18,13 +19,16 @@ from replication.jobs.connect import ConnectShipRunner
 from replication.jobs.ship import run_ship_job
 from replication.jobs.submit import build_pyfiles, spark_submit
 from replication.source.job_runner import ShipJobRunner
-from replication.source.manifest import Manifest, ShipResult, read_text, write_text
+from replication.source.manifest import Manifest, ShipResult, is_uri, read_text, write_text
 
 SHIP_SCRIPT = Path(__file__).resolve().with_name("ship.py")
 
 
 def pyfiles_for(manifest_path: str) -> Path:
-    """The ``replication`` package zipped beside the manifest, for ``spark-submit --py-files``."""
+    """The ``replication`` package zipped beside the manifest, for ``spark-submit --py-files``; for a
+    manifest on HDFS, in this machine's temp dir (spark-submit reads --py-files from a local path)."""
+    if is_uri(manifest_path):
+        return build_pyfiles(Path(tempfile.gettempdir()) / "hbrep-pyfiles" / manifest_path.rsplit("/", 2)[-2])
     return build_pyfiles(Path(manifest_path).parent)
 
 
@@ -51,7 +55,7 @@ class SparkSubmitRunner:
             SHIP_SCRIPT,
             ["--manifest", manifest_path, "--result", result_path],
             master=conf.get_str("hbrep.spark.master"),
-            work_dir=Path(manifest_path).parent,
+            work_dir=Path(manifest_path).parent if not is_uri(manifest_path) else Path(tempfile.gettempdir()),
             name=f"hbrep-ship-{manifest.cycle_id}",
         )
         return ShipResult.from_json(read_text(result_path))

@@ -37,11 +37,9 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 from kazoo.client import KazooClient
@@ -51,6 +49,7 @@ from replication.config import Config
 from replication.monitoring.status import peer_replication_lag
 from replication.source.cycle import QueueCycle, commit_step, ship_step, snapshot_step
 from replication.source.job_runner import ShipJobRunner
+from replication.source.manifest import remove_cycle_folder
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
 from replication.zk.lease import ShipLease, wait_until_free, waiting_for
@@ -217,7 +216,7 @@ def run_window(
             )  # fmt: skip
             if not failed:
                 # committed (or nothing to ship): the pass's manifest and result are no longer needed
-                shutil.rmtree(Path(outcome.manifest_path).parent, ignore_errors=True)
+                remove_cycle_folder(outcome.manifest_path)
             if outcome.disabled:
                 report.ended = report.disabled = outcome.disabled
                 break

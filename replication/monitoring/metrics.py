@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from replication.fs import FileSystem
+from replication.monitoring.age_histogram import record_age
 
 METRICS_DIR = ".hbrep/metrics"
 KEEP_CYCLES = 200
@@ -109,6 +110,9 @@ def _fold_age(entry: dict[str, Any], result: Any, now: int) -> None:
       last shipped entry when one was ever shipped (the endpoint's "didn't ship anything, but must still
       age the last time we did"); otherwise unchanged;
     - otherwise (nothing read): unchanged, so a caught-up idle queue keeps its last age.
+
+    Each age set is also added to the queue's histogram (``age_histogram.record_age``), as HBase's
+    ``setLastShippedAge`` adds it to its ``MutableHistogram``.
     """
     metrics = result.metrics
     shipped_at = int(metrics.get("lastShippedWriteTime", 0))
@@ -119,6 +123,9 @@ def _fold_age(entry: dict[str, Any], result: Any, now: int) -> None:
         entry["ageOfLastShippedOp"] = int(metrics["ageOfLastShippedOp"])
     elif result.status in ("failed", "stuck") and entry.get("lastShippedWriteTime", 0) > 0:
         entry["ageOfLastShippedOp"] = max(0, now - int(entry["lastShippedWriteTime"]))
+    else:
+        return
+    record_age(entry, entry["ageOfLastShippedOp"])  # every set age is one value of HBase's histogram
 
 
 def _quote(text: str) -> str:

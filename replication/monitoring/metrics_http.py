@@ -15,7 +15,10 @@ Every request reads the status of that moment. The attributes are HBase's ``Metr
 names: the global source ``source.<suffix>`` (``MetricsReplicationGlobalSourceSource``) and one source per
 queue id ``source.<queueId>.<suffix>`` (``MetricsReplicationSourceSourceImpl``; for a normal queue the id is the
 peer id, so these are the per-peer sources; a recovered queue's id names its dead servers). One bean covers
-the cluster's replicators: a queue id's figures are summed over them (``ageOfLastShippedOp``: the largest).
+the cluster's replicators: a queue id's figures are summed over them. ``ageOfLastShippedOp`` is a histogram
+there as in HBase (``MutableHistogram``: ``Source.ageOfLastShippedOp_num_ops``, ``_min``, ``_max``, ``_mean``,
+``_25th_percentile`` ... ``_99.9th_percentile``; ``Source.<queueId>.ageOfLastShippedOp_...`` per source) over
+the ages the queues' ship tasks set (``replication.monitoring.age_histogram``).
 """
 
 from __future__ import annotations
@@ -32,24 +35,26 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from replication.errors import HbrepError
-from replication.monitoring.metrics import COUNTERS, age_of_last_shipped_op
+from replication.monitoring.age_histogram import NUM_OPS_FIELD, SAMPLES_FIELD, histogram_attributes
+from replication.monitoring.metrics import COUNTERS
 from replication.monitoring.status import status_registry
 from replication.monitoring.status_models import ReplicationStatus
 
 log = logging.getLogger(__name__)
 
 REPLICATION_BEAN = "Hadoop:service=HBase,name=RegionServer,sub=Replication"
-# Gauges HBase's sources publish besides the counters (``MetricsReplicationSourceSource``)
-GAUGES = ("sizeOfLogQueue", "ageOfLastShippedOp")
+# Gauges HBase's sources publish besides the counters and the age histogram (``MetricsReplicationSourceSource``)
+GAUGES = ("sizeOfLogQueue",)
 
 
 def replication_bean(status: dict[str, Any], hostname: str | None = None) -> dict[str, Any]:
     """The ``sub=Replication`` bean of ``status`` (``replication.monitoring.status.replication_status``).
 
     Global attributes (``source.<suffix>``) sum the counters of every queue ever shipped (as the status's
-    ``global`` does) and the ``sizeOfLogQueue`` of the queues there are now; ``source.ageOfLastShippedOp`` is
-    the largest age a source set (0 while none has, a JMX gauge's initial value). Per queue id
-    (``source.<queueId>.<suffix>``): the same over the queues with that id on every replicator.
+    ``global`` does) and the ``sizeOfLogQueue`` of the queues there are now; the global age histogram
+    (``Source.ageOfLastShippedOp_*``) counts every age ever set and is computed over the kept ages of the
+    queues there are now. Per queue id (``source.<queueId>.<suffix>``, ``Source.<queueId>.ageOfLastShippedOp_*``):
+    the same over the queues with that id on every replicator.
     """
     bean: dict[str, Any] = {
         "name": REPLICATION_BEAN,
@@ -58,21 +63,25 @@ def replication_bean(status: dict[str, Any], hostname: str | None = None) -> dic
         "tag.Hostname": hostname or socket.gethostname(),
     }
     totals = status.get("global", {})
+    queues = sorted(status.get("queues", []), key=lambda q: q["queue_id"])
     bean["source.sizeOfLogQueue"] = int(totals.get("source.sizeOfLogQueue", 0))
-    bean["source.ageOfLastShippedOp"] = int(totals.get("source.ageOfLastShippedOp", 0) or 0)
+    every_age = [age for queue in queues for age in queue.get(SAMPLES_FIELD, [])]
+    bean.update(histogram_attributes("source.", every_age, int(totals.get(f"source.{NUM_OPS_FIELD}", 0))))
     for name in COUNTERS:
         bean[f"source.{name}"] = int(totals.get(f"source.{name}", 0))
     by_id: dict[str, dict[str, Any]] = {}
-    for queue in sorted(status.get("queues", []), key=lambda q: q["queue_id"]):
-        source = by_id.setdefault(queue["queue_id"], {"sizeOfLogQueue": 0, "ages": [], **dict.fromkeys(COUNTERS, 0)})
+    for queue in queues:
+        empty = {"sizeOfLogQueue": 0, "ages": [], "num_ops": 0, **dict.fromkeys(COUNTERS, 0)}
+        source = by_id.setdefault(queue["queue_id"], empty)
         source["sizeOfLogQueue"] += int(queue["sizeOfLogQueue"])
-        source["ages"].append(queue.get("ageOfLastShippedOp"))
+        source["ages"].extend(queue.get(SAMPLES_FIELD, []))
+        source["num_ops"] += int(queue.get("metrics", {}).get(NUM_OPS_FIELD, 0))
         for name in COUNTERS:
             source[name] += int(queue.get("metrics", {}).get(name, 0))
     for queue_id, source in by_id.items():
         prefix = f"source.{queue_id}."
         bean[prefix + "sizeOfLogQueue"] = source["sizeOfLogQueue"]
-        bean[prefix + "ageOfLastShippedOp"] = int(age_of_last_shipped_op(source["ages"]) or 0)
+        bean.update(histogram_attributes(prefix, source["ages"], source["num_ops"]))
         for name in COUNTERS:
             bean[prefix + name] = source[name]
     return bean

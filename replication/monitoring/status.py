@@ -21,6 +21,7 @@ from kazoo.exceptions import NoNodeError
 
 from replication.cluster.source_cluster import SourceCluster, open_source
 from replication.config import Config
+from replication.monitoring.age_histogram import SAMPLES_FIELD
 from replication.monitoring.metrics import NOT_SUMMED, MetricsStore, age_of_last_shipped_op, size_of_log_queue
 from replication.monitoring.replicated_through import PendingWal
 from replication.monitoring.status_models import (
@@ -133,6 +134,7 @@ def replication_status(zk: KazooClient, key: ClusterKey, conf: Config, now_ms: i
                 stuck=status in ("stuck", "failed"),
                 error=error,
                 metrics={k: v for k, v in metrics.items() if isinstance(v, (int, float))},
+                ageOfLastShippedOpSamples=tuple(int(v) for v in metrics.get(SAMPLES_FIELD, [])),
             )
         )
     peers = {

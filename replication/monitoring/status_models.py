@@ -107,6 +107,8 @@ class QueueStatus:
     error: str | None
     metrics: Mapping[str, int | float]
     """The queue's numeric counters from the metrics store (HBase's ``source.<queueId>.<name>``)."""
+    ageOfLastShippedOpSamples: tuple[int, ...] = ()
+    """The last ages its ship tasks set, oldest first (``age_histogram``: /jmx's histogram of them)."""
 
     def to_json(self) -> JsonRecord:
         return {
@@ -126,6 +128,7 @@ class QueueStatus:
             "stuck": self.stuck,
             "error": self.error,
             "metrics": dict(self.metrics),
+            "ageOfLastShippedOpSamples": list(self.ageOfLastShippedOpSamples),
         }
 
 

@@ -15,7 +15,6 @@ import logging
 import os
 import time
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 from kazoo.client import KazooClient
@@ -30,6 +29,8 @@ from replication.source.manifest import (
     Manifest,
     PeerTask,
     ShipResult,
+    cycle_folder,
+    join_location,
     read_text,
     result_path_for,
     work_dir_for,
@@ -70,6 +71,7 @@ def snapshot_step(
     work_dir: str | os.PathLike[str] | None = None,
     cycle_id: str | None = None,
     secret_lookup: SecretLookup | None = None,
+    also_ship: frozenset[str] = frozenset(),
 ) -> SnapshotOutcome:
     """Lease the peers, snapshot them and their queues, write the manifest (see module doc).
 
@@ -93,7 +95,9 @@ def snapshot_step(
             busy[peer_id] = f"another cycle ({holder.get('owner', '?')}) is shipping peer {peer_id}"
             LOG.warning("Skipping peer %s: %s", peer_id, busy[peer_id])
     try:
-        manifest = build_manifest(zk, source, conf, peer_ids=leased, cycle_id=cycle_id, secret_lookup=secret_lookup)
+        manifest = build_manifest(
+            zk, source, conf, peer_ids=leased, cycle_id=cycle_id, secret_lookup=secret_lookup, also_ship=also_ship
+        )
     except BaseException:
         # A snapshot that cannot be taken (e.g. a garbled position znode) must not keep the peers leased.
         for peer_id in leased:
@@ -104,9 +108,7 @@ def snapshot_step(
         # commit releases the manifest's peers only: release it now, or it stays leased until it expires
         ShipLease(zk, source.paths, peer_id, owner).release()
         leased.remove(peer_id)
-    folder = Path(work_dir or work_dir_for(conf)) / manifest.cycle_id
-    folder.mkdir(parents=True, exist_ok=True)
-    path = str(folder / "manifest.json")
+    path = join_location(cycle_folder(work_dir or work_dir_for(conf), manifest.cycle_id), "manifest.json")
     write_text(path, manifest.to_json())
     return SnapshotOutcome(path, manifest.cycle_id, len(manifest.queues), leased, busy, disabled)
 
@@ -306,10 +308,11 @@ def run_cycle(
     owner: str | None = None,
     peer_ids: list[str] | None = None,
     work_dir: str | os.PathLike[str] | None = None,
+    also_ship: frozenset[str] = frozenset(),
 ) -> CycleReport:
-    """snapshot → ship → commit in one call (``hbrep ship --once``)."""
+    """snapshot → ship → commit in one call (``hbrep ship --once``; ``also_ship``: see ``build_manifest``)."""
     owner = owner or f"hbrep-ship-{os.getpid()}-{int(time.time() * 1000)}"
-    outcome = snapshot_step(zk, key, conf, owner=owner, peer_ids=peer_ids, work_dir=work_dir)
+    outcome = snapshot_step(zk, key, conf, owner=owner, peer_ids=peer_ids, work_dir=work_dir, also_ship=also_ship)
     try:
         ship_step(outcome.manifest_path, conf, runner=runner)
     except Exception:

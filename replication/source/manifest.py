@@ -8,6 +8,7 @@ file's path.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from dataclasses import asdict, dataclass, field
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from replication.config import Config
-from replication.fs import FileSystem, LocalFileSystem, get_filesystem
+from replication.fs import FileSystem, FileSystemError, LocalFileSystem, get_filesystem
 
 
 @dataclass
@@ -172,14 +173,46 @@ def work_dir_for(conf: Config) -> Path:
     return Path(conf.get_str("hbrep.work.dir", os.path.join(conf.get_str("hbrep.state.dir"), "cycles")))
 
 
-def shared_work_dir(conf: Config, root: str) -> Path:
+def shared_work_dir(conf: Config, root: str) -> str:
     """Where cycles run by workers of other machines put their files: ``hbrep.work.dir``, else
-    ``<root>/.hbrep/airflow-cycles`` on the cluster's own filesystem root (the Airflow hook's choice)."""
+    ``<root>/.hbrep/airflow-cycles`` on the cluster's own filesystem root (the Airflow hook's choice).
+    A root on HDFS (``hdfs://``, ``webhdfs://``) gives a work dir on HDFS, as a URI."""
     if "hbrep.work.dir" in conf:
-        return Path(conf.get_str("hbrep.work.dir"))
-    return Path(root) / ".hbrep" / "airflow-cycles"
+        return conf.get_str("hbrep.work.dir")
+    return join_location(root, ".hbrep", "airflow-cycles")
+
+
+def is_uri(location: str | os.PathLike[str]) -> bool:
+    """True for a filesystem URI (``hdfs://nn:9870/x``), False for a plain local path."""
+    return "://" in str(location)
+
+
+def join_location(base: str | os.PathLike[str], *parts: str) -> str:
+    """``base/part/...`` for a local path or a URI alike (a URI keeps its ``scheme://authority``)."""
+    if not is_uri(base):
+        return str(Path(base).joinpath(*parts))
+    return "/".join([str(base).rstrip("/"), *parts])
+
+
+def cycle_folder(work_dir: str | os.PathLike[str], cycle_id: str) -> str:
+    """The folder of one cycle's manifest and result under ``work_dir``, created (locally or on HDFS)."""
+    folder = join_location(work_dir, cycle_id)
+    if is_uri(folder):
+        fs, path = get_filesystem(folder)
+        fs.mkdirs(path)
+    else:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def remove_cycle_folder(manifest_path: str) -> None:
+    """Delete the folder of a manifest (its cycle's files), wherever it is; a missing folder is fine."""
+    folder = manifest_path.rsplit("/", 1)[0]
+    fs, path = get_filesystem(folder)
+    with contextlib.suppress(FileSystemError, OSError):
+        fs.delete(path, recursive=True)
 
 
 def result_path_for(manifest_path: str) -> str:
-    """The ship result file of a manifest: ``result.json`` beside it."""
-    return str(Path(manifest_path).with_name("result.json"))
+    """The ship result file of a manifest: ``result.json`` beside it (a local path or a URI)."""
+    return manifest_path.rsplit("/", 1)[0] + "/result.json"

@@ -158,8 +158,10 @@ def build_manifest(
     cycle_id: str | None = None,
     queue_snapshot: QueueSnapshot | None = None,
     secret_lookup: SecretLookup | None = None,
+    also_ship: frozenset[str] = frozenset(),
 ) -> Manifest:
-    """Snapshot peers and queues into a manifest; ``peer_ids`` limits it to those peers.
+    """Snapshot peers and queues into a manifest; ``peer_ids`` limits it to those peers; the queues of the
+    servers in ``also_ship`` go too although they do not live (``hbrep syncup``'s own replicator).
 
     ``secret_lookup`` resolves ``airflow-var:``/``airflow-conn:`` peer secrets (the Airflow plugin's).
 
@@ -181,7 +183,7 @@ def build_manifest(
     queues: list[QueueTask] = []
     for state in snapshot.queues():
         info = ReplicationQueueInfo.parse(state.queue_id)
-        if info.peer_id not in peers or state.server not in live:
+        if info.peer_id not in peers or (state.server not in live and state.server not in also_ship):
             continue
         servers = [state.server, *info.dead_region_servers]
         wals = []
@@ -194,7 +196,7 @@ def build_manifest(
             queue_id=state.queue_id,
             peer_id=info.peer_id,
             recovered=info.is_recovered,
-            replicator_alive=True,
+            replicator_alive=state.server in live,
             dead_servers=list(info.dead_region_servers),
             wals=wals,
         )

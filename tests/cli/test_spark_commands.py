@@ -18,8 +18,11 @@ from replication.processes import pid_alive
 pytestmark = pytest.mark.slow
 
 
-def hbrep(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "replication.cli", *args], capture_output=True, text=True, timeout=300)
+def hbrep(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "replication.cli", *args],
+        capture_output=True, text=True, timeout=300, env={**os.environ, **(env or {})},
+    )  # fmt: skip
 
 
 def _session_members(sid: int) -> list[int]:
@@ -34,11 +37,27 @@ def _session_members(sid: int) -> list[int]:
 
 
 def test_start_status_crash_restart_stop(tmp_path):
-    port, state = str(free_port()), str(tmp_path / "spark")
-    started = hbrep("spark", "start", "--port", port, "--state", state)
+    port, state = str(free_port()), str(tmp_path / "state" / "spark")
+    # no flags: the configuration keys pick the port, the state folder (<hbrep.state.dir>/spark) and the heap
+    keys = {
+        "HBREP__hbrep__state__dir": str(tmp_path / "state"),
+        "HBREP__hbrep__spark__connect__port": port,
+        "HBREP__hbrep__spark__connect__driver__memory__mb": "640",
+    }
+    started = hbrep("spark", "start", env=keys)
     assert started.returncode == 0, started.stderr
-    assert f"Spark Connect serving on sc://127.0.0.1:{port}" in started.stdout
+    assert f"Spark Connect serving on sc://127.0.0.1:{port}" in started.stdout  # not 15002, the default
     try:
+        assert (tmp_path / "state" / "spark" / "spark-connect.pid").is_file()  # not .hbrep/spark
+        jvm = psutil.Process(int((tmp_path / "state" / "spark" / "spark-connect.pid").read_text().split()[0]))
+        assert "-Xmx640m" in jvm.cmdline() and "spark.driver.memory=640m" in jvm.cmdline()  # not 1024m
+        # hbrep.spark.connect.url empty: the client finds the server this state folder records
+        from replication.config import Config
+        from replication.jobs.connect import connect_url
+
+        assert connect_url(Config.load(env={}, overrides={"hbrep.state.dir": str(tmp_path / "state")})) == (
+            f"sc://127.0.0.1:{port}"
+        )
         again = hbrep("spark", "start", "--port", port, "--state", state)
         assert again.returncode == 1
         assert len(again.stderr.strip().splitlines()) == 1 and "already runs from" in again.stderr

@@ -191,3 +191,55 @@ def test_hdfs_has_webhdfs_and_append_on():
         env = services[name]["environment"]
         assert env["HDFS-SITE.XML_dfs.webhdfs.enabled"] == "true"
         assert env["HDFS-SITE.XML_dfs.support.append"] == "true"  # WebHdfsFileSystem.sync appends
+
+
+def test_compose_matches_the_distributed_stack():
+    """PostgreSQL, the Redis broker, two Celery workers, the Spark master and two workers, as ``make up DIST=1``
+    runs them (replication/devstack/dist_stack.py), under the names the code uses."""
+    from replication.devstack.celery_workers import CELERY_EXECUTOR, celery_environment
+    from replication.devstack.dist_stack import WORKERS
+
+    services = compose()["services"]
+    airflow = {name: svc for name, svc in services.items() if (svc.get("command") or [""])[0] == "airflow"}
+    workers = {name: svc for name, svc in airflow.items() if svc["command"][1:3] == ["celery", "worker"]}
+    assert len(workers) == WORKERS, sorted(workers)
+    for name, svc in workers.items():
+        command = svc["command"]
+        assert command[command.index("--celery-hostname") + 1] == f"celery@{svc['hostname']}", name
+        assert svc["hostname"] == name  # each its own host: the task instances name it
+    assert len({svc["hostname"] for svc in workers.values()}) == WORKERS
+    broker = re.fullmatch(r"redis://([\w-]+):(\d+)/\d+", airflow["airflow-scheduler"]["environment"]
+                          ["AIRFLOW__CELERY__BROKER_URL"])  # fmt: skip
+    assert broker and broker.group(1) in services and services[broker.group(1)]["image"].startswith("redis:")
+    assert "redis-server" in services[broker.group(1)]["command"] and "--appendonly" in services["redis"]["command"]
+    db = airflow["airflow-scheduler"]["environment"]["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"]
+    assert db.startswith("postgresql") and services["postgres"]["image"].startswith("postgres:")
+    backend = airflow["airflow-scheduler"]["environment"]["AIRFLOW__CELERY__RESULT_BACKEND"]
+    assert backend == "db+" + db.replace("+psycopg2", ""), backend
+    same_keys = set(celery_environment("redis://x:1/0")) & {"AIRFLOW__CORE__EXECUTOR", "AIRFLOW__CELERY__BROKER_URL"}
+    for name, svc in airflow.items():  # every Airflow process runs the same executor on the same broker
+        env = svc["environment"]
+        assert env["AIRFLOW__CORE__EXECUTOR"] == CELERY_EXECUTOR, name
+        assert {k: env[k] for k in same_keys} == {k: airflow["airflow-scheduler"]["environment"][k] for k in same_keys}
+        assert "redis" in (svc.get("depends_on") or {}) or name == "airflow-init", name
+    spark_workers = [n for n, svc in services.items() if (svc.get("command") or [""])[0] == "spark-worker"]
+    assert len(spark_workers) == WORKERS and "spark-master" in services
+    connect = services["spark-connect"]
+    assert connect["command"] == ["spark-connect"] and set(spark_workers) <= set(connect["depends_on"])
+
+
+def test_the_kubernetes_pod_template_runs_the_hbrep_image():
+    """docker/pod_template.yaml (KubernetesExecutor's worker pod): the hbrep image, a container named ``base``
+    (the one Airflow runs the task in), the DAGs and plugins of the image, the same database and source cluster."""
+    template = yaml.safe_load((DOCKER / "pod_template.yaml").read_text())
+    assert template["kind"] == "Pod"
+    (base,) = [c for c in template["spec"]["containers"] if c["name"] == "base"]
+    assert base["image"].startswith("hbrep:")
+    env = {e["name"]: e.get("value") for e in base["env"]}
+    scheduler = compose()["services"]["airflow-scheduler"]["environment"]
+    keys = ("AIRFLOW__CORE__DAGS_FOLDER", "AIRFLOW__CORE__PLUGINS_FOLDER", "HBREP_CLUSTER", "HBREP_CONF",
+            "HBREP__hbrep__spark__mode", "AIRFLOW_CONN_HBREP_SOURCE", "AIRFLOW_CONN_HBREP_SPARK_CONNECT")  # fmt: skip
+    for key in keys:
+        assert env[key] == str(scheduler[key]), key
+    assert env["AIRFLOW__CORE__EXECUTOR"] == "KubernetesExecutor"
+    assert template["spec"]["restartPolicy"] == "Never"

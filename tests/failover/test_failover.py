@@ -130,3 +130,38 @@ def test_failover_waits_sleep_before_failover_and_agrees_across_runs(pair, peer_
     assert later.first_seen_dead_ms == waiting.first_seen_dead_ms  # the mark lives in ZooKeeper
     done = failover(pair, rng=random.Random(1))
     assert {s.server: s for s in done.servers}[server].action in ("claimed", "nothing-to-claim")
+
+
+def test_executor_workers_bounds_how_many_dead_servers_one_run_handles(pair, peer_1, spark):
+    """replication.executor.workers: a run recovers and claims at most that many dead servers; the others wait
+    for the next run (already past replication.sleep.before.failover, so with no time left to wait)."""
+    failover(pair, **{"replication.executor.workers": 100})  # whatever earlier tests left dead is handled first
+    table = f"w_{uuid.uuid4().hex[:6]}"
+    for cluster in (pair.source, pair.peer):
+        create_table(cluster, table, ("f1", 1))
+    added = [pair.source.start_region_server() for _ in range(3)]
+    written = {f"row{i:03d}".encode() for i in range(90)}
+    with pair.source.client() as client:  # spread over every live server's regions, the three new ones too
+        client.batch(table, [Cell(row, b"f1", b"q", 1000, CellType.PUT, row) for row in sorted(written)])
+    for server in added:
+        pair.source.kill(server)
+    for server in added:
+        pair.source.wait_until_dead(server)
+
+    def handled(report) -> set[str]:
+        outcomes = {s.server: s for s in report.servers if s.server in added}
+        assert set(outcomes) <= set(added)
+        done = {s for s, o in outcomes.items() if o.action != "waiting"}
+        assert all(outcomes[s].action in ("claimed", "nothing-to-claim") for s in done), report
+        assert all(o.wait_ms == 0 for s, o in outcomes.items() if s not in done)  # waiting for a worker, not time
+        return done
+
+    first = handled(failover(pair, **{"replication.executor.workers": 1}))
+    assert len(first) == 1
+    second = handled(failover(pair, **{"replication.executor.workers": 2}))
+    assert len(second) == 2 and not first & second
+    assert first | second == set(added)
+    cycle(pair, spark)
+    source_state = table_state(spark, pair.source, table)
+    assert {row for row, *_ in source_state} == written  # the dead servers' edits were replayed
+    assert table_state(spark, pair.peer, table) == source_state  # and their recovered queues shipped

@@ -204,6 +204,11 @@ def test_clients_share_one_server_session_and_its_warm_workers(connect_conf, tmp
             pids.append({row.pid for row in rows})
     assert ids[0] == ids[1]
     assert pids[0] & pids[1], f"the second client started new Python workers: {pids}"
+    # hbrep.spark.connect.session names the shared session: another name is another server-side session
+    other = connect_conf.with_overrides({"hbrep.spark.connect.session": f"other-{uuid.uuid4().hex[:6]}"})
+    with connect_session(url, other, tmp_path) as session:
+        assert session.session_id != ids[0]
+        assert session.range(2).count() == 2
 
 
 def test_a_released_session_is_replaced_by_the_next_generation(connect_conf, tmp_path):

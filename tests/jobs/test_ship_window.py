@@ -211,15 +211,17 @@ def test_a_stop_request_ends_the_window_after_the_pass_in_flight_and_commits_it(
                 return runner.run_ship(manifest_path, result_path, conf)
 
         began = time.monotonic()
-        report = run_window(zk, pair.source_key, conf, StopAfterShipping(), owner="killed", peer_ids=["1"],
-                            work_dir=tmp_path / "killed", window_ms=90_000,
-                            stop_requested=requested.is_set)  # fmt: skip
+        # the window's length from hbrep.ship.window.ms (as the ship task reads it): 90 s, not one pass
+        windowed = conf.with_overrides({"hbrep.ship.window.ms": "90000"})
+        report = run_window(zk, pair.source_key, windowed, StopAfterShipping(), owner="killed", peer_ids=["1"],
+                            work_dir=tmp_path / "killed", stop_requested=requested.is_set)  # fmt: skip
         took = time.monotonic() - began
         assert report.ended == "stop requested" and len(report.passes) == 1 and report.rows == 100, report.passes
         assert took < 60, f"the window ran {took:.0f}s after the stop"  # well short of its 90 s
         assert lease.holder(zk, open_source(zk, pair.source_key, conf).paths, "1") is None
         written |= _burst(pair, table, 100, 50)
         after = run_window(zk, pair.source_key, conf, runner, owner="next", peer_ids=["1"],
-                           work_dir=tmp_path / "next", window_ms=0)  # fmt: skip
+                           work_dir=tmp_path / "next")  # fmt: skip
     assert after.rows == 50  # positions went on from the stopped window's commit
+    assert after.ended == "one pass (window 0)"  # hbrep.ship.window.ms at its default
     assert {r[0] for r in table_state(spark, pair.peer, table)} == written

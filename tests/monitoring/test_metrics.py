@@ -100,3 +100,22 @@ def test_age_of_last_shipped_op_is_kept_as_set_refreshed_on_failure_unchanged_wh
     never = QueueResult("rs2,1,1", "1", "1", "failed", error="peer away")
     store.record_cycle("c5", [never], {"peers": {"1": {}}})
     assert "ageOfLastShippedOp" not in store.load().queues["rs2,1,1/1"]  # nothing ever shipped: no age
+    # every age set is one value of the queue's histogram (HBase's setLastShippedAge -> MutableHistogram.add)
+    entry = store.load().queues["rs1,1,1/1"]
+    assert entry["ageOfLastShippedOpSamples"] == [120, 0, entry["ageOfLastShippedOp"]]
+    assert entry["ageOfLastShippedOp_num_ops"] == 3
+    assert "ageOfLastShippedOpSamples" not in store.load().queues["rs2,1,1/1"]
+
+
+def test_the_age_histogram_keeps_the_last_values_and_counts_them_all():
+    from replication.monitoring.age_histogram import KEEP_SAMPLES, histogram_attributes, record_age
+
+    entry: dict = {}
+    for age in range(KEEP_SAMPLES + 10):
+        record_age(entry, age)
+    assert entry["ageOfLastShippedOp_num_ops"] == KEEP_SAMPLES + 10
+    assert entry["ageOfLastShippedOpSamples"] == list(range(10, KEEP_SAMPLES + 10))
+    figures = histogram_attributes("source.7.", [5], 1)
+    assert figures["Source.7.ageOfLastShippedOp_num_ops"] == 1
+    assert {figures[f"Source.7.ageOfLastShippedOp_{s}"] for s in ("min", "max", "mean", "median")} == {5}
+    assert histogram_attributes("source.", range(1, 1001), 1000)["Source.ageOfLastShippedOp_99.9th_percentile"] == 999

@@ -96,6 +96,7 @@ def sample_status() -> ReplicationStatus:
 QUEUE_KEYS = [
     "queue", "replicator", "queue_id", "peer_id", "recovered", "dead_servers", "replicator_alive", "sizeOfLogQueue",
     "wals", "pendingBytes", "replicationLag", "ageOfLastShippedOp", "status", "stuck", "error", "metrics",
+    "ageOfLastShippedOpSamples",
 ]  # fmt: skip
 PEER_KEYS = [
     "peer_id", "cluster_key", "state", "shadow", "hbrep_ships", "peer_error", "table_cfs", "bandwidth", "queues",
@@ -136,6 +137,7 @@ def test_the_json_pins_every_value():
         "recovered": True, "dead_servers": ["rs,2,2"], "replicator_alive": False, "sizeOfLogQueue": 1,
         "wals": {"rs%2C1%2C1.1000": 10, "rs%2C1%2C1.2000": 0}, "pendingBytes": 120, "replicationLag": 0,
         "ageOfLastShippedOp": None, "status": "awaiting failover", "stuck": False, "error": None, "metrics": {},
+        "ageOfLastShippedOpSamples": [],
     }  # fmt: skip
     assert data["global"] == {"source.shippedOps": 5, "source.sizeOfLogQueue": 3, "source.replicationLag": 700,
                               "source.ageOfLastShippedOp": 40}  # fmt: skip

@@ -127,3 +127,26 @@ def test_the_plain_text_hbase_rpc_listener_stays_off_when_rpc_is_tls_only(tls_cl
     # hbrep.regionserver.hbase.rpc.enabled=auto: no HBase RPC listener is registered for HBase's clients
     assert cluster.servers
     assert not cluster.zk.exists(cluster.paths.hbase_rpc_rs) or not cluster.zk.get_children(cluster.paths.hbase_rpc_rs)
+
+
+def test_without_client_auth_a_tls_client_needs_no_certificate(zk_server, tmp_path):
+    """hbrep.rpc.tls.client.auth false (the default): TLS still, but any client that trusts the server is
+    served, the certificate-less one the mutual-TLS cluster above refuses; plain text is still refused."""
+    ca = ThrowAwayCA.create(tmp_path / "ca")
+    conf = tls_conf(ca, ca.issue("regionserver"), **{"hbrep.rpc.tls.client.auth": "false"})
+    key = f"127.0.0.1:{zk_server.port}:/hbase-tls1w-{uuid.uuid4().hex[:8]}"
+    cluster = start_cluster(key, str(tmp_path / "root"), 1, conf=conf, name="tls1w")
+    try:
+        fs, root = get_filesystem(cluster.root)
+        TableRegistry(fs, root).create(TableDescriptor.of("t", ColumnFamilyDescriptor("f", scope=1)))
+        (sink,) = cluster.servers
+        before = len(wal_entries(cluster.root, sink))
+        no_certificate = TlsSettings("", "", str(ca.cert_path), False, "hbrep.rpc.tls.")
+        with SinkClient(sink, TOKEN, timeout_s=10, tls=no_certificate) as client:
+            client.replicate(batch(b"one-way-tls"), str(uuid.uuid4()))
+        assert len(wal_entries(cluster.root, sink)) == before + 1
+        with SinkClient(sink, TOKEN, timeout_s=10, tls=None) as client, pytest.raises(SinkError):
+            client.replicate(batch(b"plain"), str(uuid.uuid4()))
+        assert len(wal_entries(cluster.root, sink)) == before + 1
+    finally:
+        cluster.stop()

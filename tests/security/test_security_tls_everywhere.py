@@ -100,6 +100,13 @@ def test_plain_text_and_certificate_less_zookeeper_clients_are_refused(secure_st
     )
     with pytest.raises(ZooKeeperUnavailable):
         connect(key, timeout=4, tls=zk_client_tls(no_cert))  # ZooKeeper demands a client certificate
+    # hbrep.zk.tls.ca decides which server certificates are trusted: a CA that did not sign ZooKeeper's is refused
+    other_ca = ThrowAwayCA.create(tmp_path / "other-ca")
+    wrong_ca = Config.load(env={}, overrides={**conf.as_dict(), "hbrep.zk.tls.ca": str(other_ca.cert_path)})
+    with pytest.raises(ZooKeeperUnavailable):
+        connect(key, timeout=4, tls=zk_client_tls(wrong_ca))
+    with connected(key, **zk_options(conf)) as zk:  # the configured CA, certificate and key: served
+        assert zk.exists("/") is not None
     # the CLI over TLS (the hbase-site.xml names the certificates), and without it
     cli = [sys.executable, "-m", "replication.cli", "--cluster", key]
     ok = subprocess.run([*cli[:3], "--conf", str(site), *cli[3:], "list_peers", "--json"], capture_output=True,

@@ -8,6 +8,7 @@ import pytest
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoAuthError
 
+from replication.config import write_site_xml
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
 from tests.badinput.helpers import error_line, hbrep
@@ -23,7 +24,7 @@ def denied(path: str) -> str:
     )
 
 
-def test_without_the_credentials_queues_cannot_be_read_or_changed(secure, zk_server):
+def test_without_the_credentials_queues_cannot_be_read_or_changed(secure, zk_server, tmp_path):
     key = secure.cluster_key
     paths = ZNodePaths(parent=ClusterKey.parse(key).znode_parent)
     owner = ("--cluster", key, "--zk-auth", ZK_AUTH)
@@ -33,6 +34,13 @@ def test_without_the_credentials_queues_cannot_be_read_or_changed(secure, zk_ser
     listed = hbrep(*owner, "queues", "--json")
     assert listed.returncode == 0, listed.stderr
     (wal,) = json.loads(listed.stdout)[server]["1"]
+
+    # the credentials as the configuration key (an hbase-site.xml), not the flag: the same access
+    site = tmp_path / "hbase-site.xml"
+    write_site_xml(site, {"hbrep.zk.auth": ZK_AUTH})
+    from_key = hbrep("--conf", str(site), "--cluster", key, "queues", "--json")
+    assert from_key.returncode == 0, from_key.stderr
+    assert list(json.loads(from_key.stdout)[server]["1"]) == [wal]
 
     for creds in ((), ("--zk-auth", "mallory:guess")):
         c = ("--cluster", key, *creds)
