@@ -108,6 +108,15 @@ DEFAULTS: dict[str, str] = {
     "hbase.security.authentication": "simple",
     "hbase.client.kerberos.principal": "",
     "hbase.client.keytab.file": "",
+    # HBase's RPC TLS on hbrep's HBase RPC client (replication/cluster/hbase_rpc/tls.py), HBase's keys
+    "hbase.client.netty.tls.enabled": "false",
+    "hbase.client.netty.tls.verify.server.hostname": "true",
+    "hbase.rpc.tls.truststore.location": "",
+    "hbase.rpc.tls.truststore.type": "",
+    "hbase.rpc.tls.truststore.password": "",
+    "hbase.rpc.tls.keystore.location": "",
+    "hbase.rpc.tls.keystore.type": "",
+    "hbase.rpc.tls.keystore.password": "",
     "hbrep.source.ship.max.attempts": "10",
     # true: a peer's bandwidth is shared by its queues of the cycle (the whole cluster stays under it);
     # false (HBase's behaviour): every queue's source gets the peer's whole bandwidth
@@ -204,6 +213,14 @@ def _pem_file(raw: str) -> str:
     if path and not os.access(path, os.R_OK):
         raise ValueError(f"{path!r} is not readable")
     return path
+
+
+def _store_type(raw: str) -> str:
+    # HBase's KeyStoreFileType names, any case; empty = from the file's extension
+    value = raw.strip().upper()
+    if value not in ("", "PEM", "PKCS12", "JKS", "BCFKS"):
+        raise ValueError(f"{raw!r} is not one of PEM | PKCS12 | JKS | BCFKS")
+    return value
 
 
 def parse_gc_thresholds(raw: str) -> tuple[int, int, int]:
@@ -336,6 +353,12 @@ VALIDATORS: dict[str, Validator] = {
     "hbrep.lag.alert.ms": _int(1),
     "hbrep.zk.auth": _digest_auth,
     "hbase.security.authentication": _authentication,
+    "hbase.client.netty.tls.enabled": _bool,
+    "hbase.client.netty.tls.verify.server.hostname": _bool,
+    "hbase.rpc.tls.truststore.location": _pem_file,
+    "hbase.rpc.tls.truststore.type": _store_type,
+    "hbase.rpc.tls.keystore.location": _pem_file,
+    "hbase.rpc.tls.keystore.type": _store_type,
     "hbrep.source.ship.max.attempts": _int(1),
     "hbrep.source.bandwidth.split": _bool,
     "hbrep.ship.lease.ms": _int(1000),

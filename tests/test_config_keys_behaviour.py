@@ -249,6 +249,34 @@ BEHAVIOUR: dict[str, list[str]] = {
         "tests/secure/test_zookeeper_sasl.py::test_refusals_are_one_line_and_nothing_is_written",
         "tests/test_kerberos.py::test_kerberos_takes_hbases_principal_and_keytab_keys",
     ],
+    # HBase's RPC TLS on hbrep's HBase RPC client, against a real HBase 2.6 serving TLS only
+    "hbase.client.netty.tls.enabled": [
+        "tests/secure/test_hbase_rpc_tls.py::test_master_and_table_commands_work_over_tls",
+        "tests/cluster/hbase_rpc/test_tls.py::test_tls_is_off_unless_enabled_and_checks_host_names_by_default",
+    ],
+    "hbase.client.netty.tls.verify.server.hostname": [
+        "tests/secure/test_hbase_rpc_tls.py::test_a_server_certificate_not_naming_the_host_is_refused_unless_verification_is_off",
+        "tests/cluster/hbase_rpc/test_tls.py::test_tls_is_off_unless_enabled_and_checks_host_names_by_default",
+    ],
+    "hbase.rpc.tls.truststore.location": [
+        "tests/secure/test_hbase_rpc_tls.py::test_a_client_trusting_another_ca_is_refused_naming_the_server"
+    ],
+    "hbase.rpc.tls.truststore.type": [
+        "tests/secure/test_hbase_rpc_tls.py::test_pkcs12_key_and_trust_stores_open_with_their_passwords"
+    ],
+    "hbase.rpc.tls.truststore.password": [
+        "tests/secure/test_hbase_rpc_tls.py::test_pkcs12_key_and_trust_stores_open_with_their_passwords"
+    ],
+    "hbase.rpc.tls.keystore.location": [
+        "tests/secure/test_hbase_rpc_tls.py::test_pkcs12_key_and_trust_stores_open_with_their_passwords"
+    ],
+    "hbase.rpc.tls.keystore.type": [
+        "tests/secure/test_hbase_rpc_tls.py::test_pkcs12_key_and_trust_stores_open_with_their_passwords",
+        "tests/cluster/hbase_rpc/test_tls.py::test_java_only_store_types_are_refused_naming_the_key",
+    ],
+    "hbase.rpc.tls.keystore.password": [
+        "tests/secure/test_hbase_rpc_tls.py::test_pkcs12_key_and_trust_stores_open_with_their_passwords"
+    ],
 }
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
@@ -32,6 +33,7 @@ from typing import Any
 from replication.config import write_site_xml
 from replication.devstack.jvm import JvmProcess, JvmProcessError, port_accepts
 from replication.devstack.maven import interop_tools_classpath
+from replication.devstack.tls_ca import ThrowAwayCA
 from replication.errors import HbrepError
 from replication.net import LOOPBACK, free_port, port_in_use
 from replication.zk.client import connected
@@ -124,6 +126,48 @@ class HBaseStatus:
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "running": self.running}
+
+
+@dataclass(frozen=True)
+class HBaseTls:
+    """The files of HBase's RPC TLS for a dev cluster, made by :func:`make_tls`: the CA (PEM), the servers' PKCS12
+    key store (server and client use: masters and region servers call each other) and its password, and a client
+    identity for hbrep (PEM key + certificate: HBase servers demand a client certificate by default)."""
+
+    ca: Path
+    keystore: Path
+    password: str
+    client: Path
+
+    def site(self, *, plaintext: bool = False) -> dict[str, str]:
+        """hbase-site.xml's TLS keys (HBase's names): TLS-only servers unless ``plaintext``, TLS clients."""
+        return {
+            "hbase.server.netty.tls.enabled": "true",
+            "hbase.server.netty.tls.supportplaintext": "true" if plaintext else "false",
+            "hbase.client.netty.tls.enabled": "true",
+            "hbase.rpc.tls.keystore.location": str(self.keystore),
+            "hbase.rpc.tls.keystore.type": "PKCS12",
+            "hbase.rpc.tls.keystore.password": self.password,
+            "hbase.rpc.tls.truststore.location": str(self.ca),
+            "hbase.rpc.tls.truststore.type": "PEM",
+        }
+
+    def client_settings(self) -> dict[str, str]:
+        """hbrep's keys (HBase's names) to reach this cluster: trust its CA, present the client identity."""
+        return {
+            "hbase.client.netty.tls.enabled": "true",
+            "hbase.rpc.tls.truststore.location": str(self.ca),
+            "hbase.rpc.tls.keystore.location": str(self.client),
+        }
+
+
+def make_tls(folder: Path) -> HBaseTls:
+    """A throw-away CA in ``folder`` and the key stores a TLS dev cluster and its hbrep client use."""
+    ca = ThrowAwayCA.create(folder, name="hbrep dev HBase CA")
+    password = secrets.token_hex(12)
+    keystore = ca.issue("hbase-server").pkcs12(password)
+    client = ca.issue("hbrep-client", client=True).combined()
+    return HBaseTls(ca=ca.cert_path, keystore=keystore, password=password, client=client)
 
 
 def site_values(root: Path, layout: HBaseLayout) -> dict[str, str]:

@@ -2,8 +2,10 @@
 
 ``ThrowAwayCA.create(folder)`` writes ``ca.pem`` (the CA certificate) and keeps its key in memory;
 ``issue(name)`` writes ``<name>.pem`` (certificate) and ``<name>-key.pem`` (key, mode 0600) for a server
-(names 127.0.0.1, ::1, localhost and this host) or a client, valid for a day. Nothing here is for
-production: there a real CA issues the certificates and only the paths go into ``hbrep.*.tls.*``.
+(names 127.0.0.1, ::1, localhost and this host) or a client, valid for a day; ``combined()`` puts both in one
+PEM file, ``pkcs12(password)`` in a PKCS12 store (``<name>.p12``, what a JVM reads as its key store).
+Nothing here is for production: there a real CA issues the certificates and only the paths go into
+``hbrep.*.tls.*`` / ``hbase.rpc.tls.*``.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pathlib import Path
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.serialization import pkcs12
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 VALIDITY = datetime.timedelta(days=1)
@@ -34,6 +37,19 @@ class IssuedCert:
         """``<name>-combined.pem``: key then certificate, one file (ZooKeeper's PEM key store)."""
         path = self.cert.with_name(self.cert.stem + "-combined.pem")
         path.write_bytes(self.key.read_bytes() + self.cert.read_bytes())
+        path.chmod(0o600)
+        return path
+
+    def pkcs12(self, password: str) -> Path:
+        """``<name>.p12``: key and certificate in a PKCS12 store sealed with ``password`` (a Java key store)."""
+        key = serialization.load_pem_private_key(self.key.read_bytes(), password=None)
+        cert = x509.load_pem_x509_certificate(self.cert.read_bytes())
+        sealed = pkcs12.serialize_key_and_certificates(
+            self.cert.stem.encode(), key, cert, None,  # type: ignore[arg-type]
+            serialization.BestAvailableEncryption(password.encode()),
+        )  # fmt: skip
+        path = self.cert.with_suffix(".p12")
+        path.write_bytes(sealed)
         path.chmod(0o600)
         return path
 

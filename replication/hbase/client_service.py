@@ -10,6 +10,7 @@ cells inside the protobuf (``MutationProto.column_value``), which every server a
 from __future__ import annotations
 
 import getpass
+import ssl
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -62,12 +63,14 @@ class ScanBatch:
 class RegionServer:
     """ClientService and AdminService connections to one region server (``host:port``), opened on first use."""
 
-    def __init__(self, host: str, port: int, timeout_s: float, user: str | None = None):
+    def __init__(
+        self, host: str, port: int, timeout_s: float, user: str | None = None, tls: ssl.SSLContext | None = None
+    ):
         self.host, self.port = host, port
         self.address = f"{host}:{port}"
         user = user or getpass.getuser()
-        self._client = RpcConnection(host, port, CLIENT_SERVICE, KEY_VALUE_CODEC, user, timeout_s)
-        self._admin = RpcConnection(host, port, ADMIN_SERVICE, KEY_VALUE_CODEC, user, timeout_s)
+        self._client = RpcConnection(host, port, CLIENT_SERVICE, KEY_VALUE_CODEC, user, timeout_s, tls=tls)
+        self._admin = RpcConnection(host, port, ADMIN_SERVICE, KEY_VALUE_CODEC, user, timeout_s, tls=tls)
 
     def _call(
         self, connection: RpcConnection, method: str, request: Message, response_type: type[Message], table: str
@@ -147,8 +150,8 @@ class RegionServer:
 class RegionServers:
     """One :class:`RegionServer` per address, shared by the locator and the table client."""
 
-    def __init__(self, timeout_s: float, user: str | None = None):
-        self.timeout_s, self.user = timeout_s, user
+    def __init__(self, timeout_s: float, user: str | None = None, tls: ssl.SSLContext | None = None):
+        self.timeout_s, self.user, self.tls = timeout_s, user, tls
         self._servers: dict[str, RegionServer] = {}
         self._lock = threading.Lock()
 
@@ -158,7 +161,7 @@ class RegionServers:
         with self._lock:
             server = self._servers.get(address)
             if server is None:
-                server = self._servers[address] = RegionServer(host, port, self.timeout_s, self.user)
+                server = self._servers[address] = RegionServer(host, port, self.timeout_s, self.user, self.tls)
             return server
 
     def close(self) -> None:

@@ -10,6 +10,7 @@ when the method returns. HBase's exceptions come back as one-line HbrepErrors (`
 from __future__ import annotations
 
 import getpass
+import ssl
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from kazoo.client import KazooClient
 
 from replication.cluster.hbase_rpc.cell_block import KEY_VALUE_CODEC_WITH_TAGS
 from replication.cluster.hbase_rpc.connection import ConnectionFailed, RemoteCallError, RpcConnection
+from replication.cluster.hbase_rpc.tls import client_context
 from replication.config import Config
 from replication.errors import HbrepError
 from replication.hbase.master_errors import MasterError, ProcedureTimeout, remote_master_error
@@ -83,12 +85,13 @@ class MasterAdmin:
         rpc_timeout_s: float = 60.0,
         procedure_timeout_s: float = DEFAULT_PROCEDURE_TIMEOUT_MS / 1000,
         user: str | None = None,
+        tls: ssl.SSLContext | None = None,
     ):
         self.master, self.cluster = master, cluster
         self.procedure_timeout_s = procedure_timeout_s
         self._answered = False  # once True, a timeout is the master not answering, not the master being down
         self._connection = RpcConnection(master.host, master.port, MASTER_SERVICE, KEY_VALUE_CODEC_WITH_TAGS,
-                                         user or getpass.getuser(), rpc_timeout_s, CLIENT_VERSION)  # fmt: skip
+                                         user or getpass.getuser(), rpc_timeout_s, CLIENT_VERSION, tls)  # fmt: skip
 
     # -- plumbing ------------------------------------------------------------------------------------
     def call(self, method: str, request: Message, response_type: type[Message]) -> Message:
@@ -312,9 +315,10 @@ def connect_master(zk: KazooClient, paths: ZNodePaths, cluster: ClusterKey, conf
     ``<parent>/master`` znode); NoActiveMaster ("no active HBase master at <key>") when none does."""
     rpc_timeout_s = (conf.get_int("hbase.rpc.timeout") / 1000) if conf is not None else 60.0
     reasons = []
+    tls = client_context(conf) if conf is not None else None
     for candidate in master_candidates(zk, paths, cluster, conf):
         admin = MasterAdmin(
-            candidate, cluster, rpc_timeout_s=rpc_timeout_s, procedure_timeout_s=procedure_timeout_s(conf)
+            candidate, cluster, rpc_timeout_s=rpc_timeout_s, procedure_timeout_s=procedure_timeout_s(conf), tls=tls
         )
         try:
             if admin.is_master_running():

@@ -21,6 +21,7 @@ from kazoo.client import KazooClient
 
 from replication.cluster.hbase_rpc.cell_block import check_codec
 from replication.cluster.hbase_rpc.sink_client import HBaseSinkClient
+from replication.cluster.hbase_rpc.tls import client_context
 from replication.config import Config
 from replication.errors import HbrepError
 from replication.zk.layout import cluster_info_path
@@ -57,8 +58,9 @@ def sink_client_factory(protocol: str, conf: Config) -> Callable[[str, str, floa
         return None
     codec = check_codec(conf.get_str("hbase.replication.rpc.codec"))
     user = conf.get_str("hbrep.hbase.rpc.user", "") or None
+    tls = client_context(conf)
 
     def factory(sink: str, _token: str, timeout_s: float) -> HBaseSinkClient:
-        return HBaseSinkClient(sink, timeout_s, codec_class=codec, user=user)
+        return HBaseSinkClient(sink, timeout_s, codec_class=codec, user=user, tls=tls)
 
     return factory

@@ -10,6 +10,7 @@ raised as ``ConnectionFailed``; an exception the server returns for the call com
 from __future__ import annotations
 
 import socket
+import ssl
 import threading
 from contextlib import suppress
 
@@ -24,6 +25,7 @@ from replication.cluster.hbase_rpc.framing import (
     encode_request,
 )
 from replication.cluster.hbase_rpc.preamble import connection_start
+from replication.cluster.hbase_rpc.tls import PLAIN_TEXT_HINT, handshake_failure
 from replication.errors import HbrepError
 from replication.proto import HBase_pb2, RPC_pb2
 
@@ -54,11 +56,14 @@ class RpcConnection:
         user: str,
         timeout_s: float,
         version: HBase_pb2.VersionInfo | None = None,
+        tls: ssl.SSLContext | None = None,
     ):
         self.host, self.port = host, port
         self.version = version  # the client version the ConnectionHeader names (None: none, as hbrep's sink client)
         self.service, self.codec_class, self.user = service, codec_class, user
         self.timeout_s = timeout_s
+        self.tls = tls  # HBase's RPC TLS (replication/cluster/hbase_rpc/tls.py); None: plain text
+        self._answered = False  # whether the current socket has answered a call yet
         self._sock: socket.socket | None = None
         self._next_call_id = 0
         self._lock = threading.Lock()
@@ -70,6 +75,13 @@ class RpcConnection:
     def _connect(self) -> socket.socket:
         sock = socket.create_connection((self.host, self.port), timeout=self.timeout_s)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if self.tls is not None:
+            try:
+                sock = self.tls.wrap_socket(sock, server_hostname=self.host)
+            except OSError as exc:  # ssl.SSLError included
+                sock.close()
+                raise ConnectionFailed(handshake_failure(self.address, exc)) from None
+        self._answered = False
         sock.sendall(connection_start(self.service, self.codec_class, self.user, self.version))
         self._next_call_id = 0
         return sock
@@ -79,10 +91,15 @@ class RpcConnection:
         while left:
             chunk = sock.recv(min(left, 1 << 20))
             if not chunk:
-                raise ConnectionFailed(f"{self.address} closed the connection")
+                raise ConnectionFailed(f"{self.address} closed the connection{self._first_answer_hint()}")
             chunks.append(chunk)
             left -= len(chunk)
         return b"".join(chunks)
+
+    def _first_answer_hint(self) -> str:
+        if self._answered or self.tls is not None:
+            return ""
+        return f" before answering the first call ({PLAIN_TEXT_HINT})"
 
     def _read_response(self, sock: socket.socket) -> Response:
         (length,) = FRAME_LENGTH.unpack(self._read_exact(sock, FRAME_LENGTH.size))
@@ -113,6 +130,7 @@ class RpcConnection:
                 sock.sendall(encode_request(call_id, method, request, cell_block, int(self.timeout_s * 1000)))
                 while True:
                     response = self._read_response(sock)
+                    self._answered = True
                     if response.call_id in (call_id, CONNECTION_CALL_ID):
                         break  # a stale answer to an earlier, timed-out call is skipped
             except (OSError, FrameError, ConnectionFailed) as exc:
@@ -120,6 +138,8 @@ class RpcConnection:
                 if isinstance(exc, ConnectionFailed):
                     raise
                 what = "timed out" if isinstance(exc, TimeoutError) else f"{type(exc).__name__}: {exc}"
+                if isinstance(exc, ConnectionResetError):
+                    what += self._first_answer_hint()
                 raise ConnectionFailed(f"{self.address} {method}: {what}") from None
             exception = response.exception
             if exception is not None:

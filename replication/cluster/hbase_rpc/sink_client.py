@@ -11,6 +11,7 @@ chain marked, so the peer's WAL keeps them and never ships the edits back. Authe
 from __future__ import annotations
 
 import getpass
+import ssl
 from collections.abc import Sequence
 
 from replication.cluster.errors import SinkError, SinkUnavailable
@@ -59,12 +60,13 @@ class HBaseSinkClient:
         *,
         codec_class: str = KEY_VALUE_CODEC_WITH_TAGS,
         user: str | None = None,
+        tls: ssl.SSLContext | None = None,
     ):
         self.server = server_name_or_address
         host, port = address_of(server_name_or_address).rsplit(":", 1)
         self.codec_class = check_codec(codec_class)
         self._connection = RpcConnection(
-            host, int(port), ADMIN_SERVICE, self.codec_class, user or getpass.getuser(), timeout_s
+            host, int(port), ADMIN_SERVICE, self.codec_class, user or getpass.getuser(), timeout_s, tls=tls
         )
 
     def replicate(self, entries: Entries, replication_cluster_id: str) -> None:
