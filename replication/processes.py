@@ -10,6 +10,7 @@ import ctypes
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -47,6 +48,27 @@ def reap(pid: int) -> None:
         os.waitpid(pid, os.WNOHANG)
 
 
+def kill_group(pid: int) -> None:
+    """SIGKILL the process group led by ``pid`` and return once ``pid`` is gone (reaped if it is our child)."""
+    signal_group(pid, signal.SIGKILL)
+    while pid_alive(pid):
+        reap(pid)
+        time.sleep(0.02)
+
+
+def stop_group(pid: int, sig: int, timeout: float) -> None:
+    """Send ``sig`` to the process group led by ``pid``; if ``pid`` still lives after ``timeout`` seconds,
+    SIGKILL the group (:func:`kill_group`). Returns once ``pid`` is gone, reaped if it is our child."""
+    signal_group(pid, sig)
+    deadline = time.monotonic() + timeout
+    while pid_alive(pid) and time.monotonic() < deadline:
+        reap(pid)
+        time.sleep(0.05)
+    if pid_alive(pid):
+        kill_group(pid)
+    reap(pid)
+
+
 def start_time(pid: int) -> int | None:
     """When ``pid`` started (clock ticks after boot, /proc/<pid>/stat field 22); None when it is gone."""
     try:
@@ -82,6 +104,24 @@ def read_pid_file(path: Path) -> int | None:
     if started is not None and started != 0 and start_time(pid) != started:
         return None  # the recorded process is gone; this pid now belongs to another one
     return pid
+
+
+def stop_recorded(pid_file: Path, sig: int, timeout: float) -> bool:
+    """Stop the process recorded in ``pid_file`` (:func:`read_pid_file`) and its group: ``sig``, then SIGKILL
+    after ``timeout`` (:func:`stop_group`). The pid file goes; True if that process was running."""
+    pid = read_pid_file(pid_file)
+    if pid is not None:
+        stop_group(pid, sig, timeout)
+    pid_file.unlink(missing_ok=True)
+    return pid is not None
+
+
+def kill_recorded(pid_file: Path) -> None:
+    """SIGKILL the process recorded in ``pid_file`` and its group at once (failure tests); the pid file goes."""
+    pid = read_pid_file(pid_file)
+    if pid is not None:
+        kill_group(pid)
+    pid_file.unlink(missing_ok=True)
 
 
 @contextlib.contextmanager

@@ -22,7 +22,14 @@ from pathlib import Path
 
 from replication.errors import HbrepError
 from replication.net import LOOPBACK
-from replication.processes import dies_with_parent, pid_alive, read_pid_file, reap, signal_group, write_pid_file
+from replication.processes import (
+    dies_with_parent,
+    kill_recorded,
+    pid_alive,
+    read_pid_file,
+    stop_recorded,
+    write_pid_file,
+)
 
 
 class JvmProcessError(HbrepError):
@@ -122,30 +129,11 @@ class JvmProcess:
 
     def stop(self, timeout: float = 30.0) -> bool:
         """SIGTERM, then SIGKILL after ``timeout``; True if a process was running. The pid file goes."""
-        pid = self.read_pid()
-        if pid is None or not pid_alive(pid):
-            self.pid_file.unlink(missing_ok=True)
-            return False
-        signal_group(pid, signal.SIGTERM)
-        deadline = time.monotonic() + timeout
-        while pid_alive(pid) and time.monotonic() < deadline:
-            reap(pid)
-            time.sleep(0.05)
-        if pid_alive(pid):
-            self.kill()
-        reap(pid)
-        self.pid_file.unlink(missing_ok=True)
-        return True
+        return stop_recorded(self.pid_file, signal.SIGTERM, timeout)
 
     def kill(self) -> None:
         """SIGKILL the JVM's whole process group at once (failure tests); the pid file goes."""
-        pid = self.read_pid()
-        if pid is not None and pid_alive(pid):
-            signal_group(pid, signal.SIGKILL)
-            while pid_alive(pid):
-                reap(pid)
-                time.sleep(0.02)
-        self.pid_file.unlink(missing_ok=True)
+        kill_recorded(self.pid_file)
 
     def log_tail(self, lines: int = 20) -> str:
         """The last lines of the log ('' when there is none)."""

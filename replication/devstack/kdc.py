@@ -29,7 +29,7 @@ from pathlib import Path
 
 from replication.errors import HbrepError
 from replication.net import LOOPBACK, free_port, port_in_use
-from replication.processes import dies_with_parent, pid_alive, read_pid_file, reap, signal_group, write_pid_file
+from replication.processes import dies_with_parent, pid_alive, read_pid_file, stop_recorded, write_pid_file
 
 DEFAULT_REALM = "HBREP.TEST"
 ENCTYPES = "aes256-cts-hmac-sha1-96 aes128-cts-hmac-sha1-96"
@@ -185,20 +185,7 @@ class MitKdc:
 
     def stop(self, timeout: float = 10.0) -> bool:
         """SIGTERM the KDC, then SIGKILL after ``timeout``; True if it was running. The pid file goes."""
-        pid = read_pid_file(self.pid_file)
-        if pid is None or not pid_alive(pid):
-            self.pid_file.unlink(missing_ok=True)
-            return False
-        signal_group(pid, signal.SIGTERM)
-        deadline = time.monotonic() + timeout
-        while pid_alive(pid) and time.monotonic() < deadline:
-            reap(pid)
-            time.sleep(0.05)
-        if pid_alive(pid):
-            signal_group(pid, signal.SIGKILL)
-        reap(pid)
-        self.pid_file.unlink(missing_ok=True)
-        return True
+        return stop_recorded(self.pid_file, signal.SIGTERM, timeout)
 
     # -- principals -----------------------------------------------------------------------------
     def principal(self, name: str) -> str:

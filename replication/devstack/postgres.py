@@ -31,14 +31,7 @@ from typing import Any
 
 from replication.errors import HbrepError
 from replication.net import LOOPBACK, free_port, port_in_use
-from replication.processes import (
-    dies_with_parent,
-    pid_alive,
-    read_pid_file,
-    reap,
-    signal_group,
-    write_pid_file,
-)
+from replication.processes import dies_with_parent, kill_recorded, read_pid_file, stop_recorded, write_pid_file
 
 USER = "hbrep"
 DEBIAN_BIN = Path("/usr/lib/postgresql")
@@ -228,30 +221,11 @@ class PostgresServer:
 
     def stop(self, timeout: float = 30.0) -> bool:
         """Fast shutdown (SIGINT: sessions ended, data flushed), SIGKILL after ``timeout``; True if it ran."""
-        pid = self.read_pid()
-        if pid is None:
-            self.pid_file.unlink(missing_ok=True)
-            return False
-        signal_group(pid, signal.SIGINT)
-        deadline = time.monotonic() + timeout
-        while pid_alive(pid) and time.monotonic() < deadline:
-            reap(pid)
-            time.sleep(0.05)
-        if pid_alive(pid):
-            self.kill()
-        reap(pid)
-        self.pid_file.unlink(missing_ok=True)
-        return True
+        return stop_recorded(self.pid_file, signal.SIGINT, timeout)
 
     def kill(self) -> None:
         """SIGKILL the postmaster and its backends at once (failure tests); the data stays."""
-        pid = self.read_pid()
-        if pid is not None:
-            signal_group(pid, signal.SIGKILL)
-            while pid_alive(pid):
-                reap(pid)
-                time.sleep(0.02)
-        self.pid_file.unlink(missing_ok=True)
+        kill_recorded(self.pid_file)
 
     def _log_tail_suffix(self, lines: int = 20) -> str:
         try:

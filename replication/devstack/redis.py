@@ -23,7 +23,7 @@ from pathlib import Path
 
 from replication.errors import HbrepError
 from replication.net import LOOPBACK, free_port, port_in_use
-from replication.processes import dies_with_parent, pid_alive, read_pid_file, reap, signal_group, write_pid_file
+from replication.processes import dies_with_parent, kill_recorded, read_pid_file, stop_recorded, write_pid_file
 
 NAME = "redis"
 
@@ -132,30 +132,11 @@ class RedisServer:
 
     def stop(self, timeout: float = 15.0) -> bool:
         """SIGTERM (Redis writes its files and exits), SIGKILL after ``timeout``; True if one was running."""
-        pid = self.read_pid()
-        if pid is None:
-            self.pid_file.unlink(missing_ok=True)
-            return False
-        signal_group(pid, signal.SIGTERM)
-        deadline = time.monotonic() + timeout
-        while pid_alive(pid) and time.monotonic() < deadline:
-            reap(pid)
-            time.sleep(0.05)
-        if pid_alive(pid):
-            self.kill()
-        reap(pid)
-        self.pid_file.unlink(missing_ok=True)
-        return True
+        return stop_recorded(self.pid_file, signal.SIGTERM, timeout)
 
     def kill(self) -> None:
         """SIGKILL the server (failure tests); the pid file goes."""
-        pid = self.read_pid()
-        if pid is not None:
-            signal_group(pid, signal.SIGKILL)
-            while pid_alive(pid):
-                reap(pid)
-                time.sleep(0.02)
-        self.pid_file.unlink(missing_ok=True)
+        kill_recorded(self.pid_file)
 
     def _tail(self, lines: int = 10) -> str:
         try:
