@@ -55,7 +55,13 @@ def test_dag_files_do_not_import_the_library_at_parse_time():
 def test_ship_dag_wiring(dagbag):
     dag = dagbag.dags["hbrep_ship"]
     assert dag.max_active_runs == 1 and dag.catchup is False  # submit mode: one run at a time
-    assert dag.timetable.expression == "* * * * *"
+    # on the queued edits' asset (EditsQueuedTrigger in the triggerer) or every minute as the fallback
+    assert type(dag.timetable).__name__ == "AssetOrTimeSchedule"
+    assert dag.timetable.timetable.expression == "* * * * *"
+    (asset,) = dag.timetable.asset_condition.objects
+    (watcher,) = asset.watchers
+    assert type(watcher.trigger).__name__ == "EditsQueuedTrigger"
+    assert watcher.trigger.serialize()[1] == {"zookeeper_conn_id": "hbrep_source", "poll_interval_s": 1.0}
     tasks = {t.task_id: t for t in dag.tasks}
     assert {"peers", "peer.snapshot", "peer.ship", "peer.commit", "peer.release", "lag_alert"} <= set(tasks)
     assert tasks["peer.ship"].task_type == "SparkSubmitOperator"
