@@ -13,7 +13,8 @@ looks, per peer, at what the ship snapshot knows:
   open WAL change nothing in ZooKeeper.
 
 A peer has a backlog when shipping would move something (the rule of ``snapshot.queue_has_work``): bytes
-past a recorded position, a rolled WAL still queued, a recovered queue. ``poll`` reports a peer with a
+of entries past a recorded position (a WAL's header and trailer are none: a fresh WAL at position 0 holds
+no edit), a rolled WAL still queued, a recovered queue. ``poll`` reports a peer with a
 backlog while its ship lease (``zk/lease.py``) is free, and only once per backlog: the peer is not
 reported again until a position it saw moves or its WAL leaves the queue (a ship committed), or the
 backlog is seen empty. A backlog that a failing ship cannot move is so reported once (the schedule
@@ -33,8 +34,10 @@ from kazoo.exceptions import NoNodeError
 from kazoo.protocol.states import KazooState
 
 from replication.cluster.source_cluster import SourceCluster
+from replication.fs import FileSystem
 from replication.wal.locator import WalLocator
 from replication.wal.names import wal_group_id, wal_start_timestamp
+from replication.wal.reader import open_wal
 from replication.zk.lease import is_free_for
 from replication.zk.peer_storage import ReplicationPeerStorage
 from replication.zk.queue_info import ReplicationQueueInfo
@@ -45,6 +48,7 @@ from replication.zk.shadow_peer import hbrep_ships
 LOG = logging.getLogger(__name__)
 
 DEFAULT_FULL_READ_S = 30.0
+TRAILER_BYTES = 8  # what monitoring/status.py counts for a WAL's trailer when reading pending bytes
 WalKey = tuple[str, str, str]  # (server, queueId, wal)
 
 
@@ -77,8 +81,9 @@ class QueueBacklog:
 
 def queue_backlog(locator: WalLocator, state: QueueState) -> QueueBacklog:
     """What shipping ``state`` now would move (``snapshot.queue_has_work``'s rule, the replicator live):
-    a recovered queue or a rolled WAL still queued is work; so are bytes past the newest WAL's position.
-    A WAL that cannot be found or measured counts as work (the ship reports why)."""
+    a recovered queue or a rolled WAL still queued is work; so are entry bytes past a WAL's position (its
+    header and trailer are not counted). A WAL that cannot be found or read counts as work (the ship
+    reports why)."""
     info = ReplicationQueueInfo.parse(state.queue_id)
     servers = [state.server, *info.dead_region_servers]
     has_work = info.is_recovered
@@ -92,15 +97,29 @@ def queue_backlog(locator: WalLocator, state: QueueState) -> QueueBacklog:
             position = state.wals[name].position
             try:
                 path = locator.find(name, servers)
-                length = locator.fs.readable_length(path) if path is not None else None
+                past = _entry_bytes_past(locator.fs, path, position) if path is not None else None
             except Exception:  # listed then archived, or unreadable: the ship finds it or says why
-                length = None
-            if length is None:
+                past = None
+            if past is None:
                 has_work = True
-            elif length > position:
+            elif past > 0:
                 has_work = True
-                pending += length - position
+                pending += past
     return QueueBacklog(has_work, pending)
+
+
+def _entry_bytes_past(fs: FileSystem, path: str, position: int) -> int:
+    """Bytes of entries in the WAL at ``path`` past ``position``: its readable length less the header (when
+    ``position`` is 0) and the trailer; read only when the file is longer than ``position``."""
+    length = fs.readable_length(path)
+    if length <= position:
+        return 0
+    reader = open_wal(path, fs=fs, start=position)
+    try:
+        trailer = TRAILER_BYTES if reader.trailer_present else 0
+        return max(0, length - trailer - reader.position)
+    finally:
+        reader.close()
 
 
 class PendingEditsTracker:

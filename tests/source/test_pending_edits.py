@@ -53,11 +53,12 @@ class Idle:
                 storage.delete_wals(state.server, state.queue_id, finished)
 
     def poll_until_quiet(self) -> None:
-        """Poll until a look reports nothing (the watches of a commit have been read)."""
+        """Poll until a look reports nothing and no watch fired since (the commit's changes were read, and the
+        watches are set again)."""
         for _ in range(20):
-            if not self.tracker.poll():
+            time.sleep(0.3)
+            if not self.tracker.poll() and not self.tracker.changed.is_set():
                 return
-            time.sleep(0.2)
         raise AssertionError("the tracker kept reporting")
 
 
@@ -125,16 +126,25 @@ def test_a_run_holding_the_peers_lease_ships_the_edits_itself_and_none_is_report
 
 def test_a_rolled_wal_fires_the_watch_and_is_reported(idle):
     (server,) = idle.cluster.live_servers()
-    idle.tracker.changed.clear()
+    assert not idle.tracker.changed.is_set()
     with idle.cluster.client() as client:
         new_wal = client.roll_wal(server)
     assert idle.tracker.changed.wait(10), "no ZooKeeper watch fired for the new WAL"
     (event,) = idle.tracker.poll()  # the rolled WAL still queued is work (the ship drops it), the new one too
     assert event.queues == (f"{server}/1",)
     assert new_wal in ReplicationQueueStorage(idle.cluster.zk, idle.cluster.paths).get_wals_in_queue(server, "1")
-    idle.commit_all()  # the rolled WAL dropped, the new one at its end
+    # the ship's commit: the rolled WAL shipped and dropped; the new WAL, registered at position 0, holds only
+    # its header: no backlog
+    storage = ReplicationQueueStorage(idle.cluster.zk, idle.cluster.paths)
+    storage.delete_wals(server, "1", [w for w in storage.get_wals_in_queue(server, "1") if w != new_wal])
     idle.poll_until_quiet()
-    assert ReplicationQueueStorage(idle.cluster.zk, idle.cluster.paths).get_wals_in_queue(server, "1") == [new_wal]
+    assert storage.get_wals_in_queue(server, "1") == [new_wal]
+    assert storage.get_wal_position(server, "1", new_wal) == 0
+    idle.write(b"r-after-roll")  # its first edit is
+    (event,) = idle.tracker.poll()
+    assert event.pending_bytes > 0
+    idle.commit_all()
+    idle.poll_until_quiet()
 
 
 def test_a_disabled_peer_is_not_reported(idle):
