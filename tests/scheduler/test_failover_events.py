@@ -271,11 +271,17 @@ def test_one_write_on_an_idle_cluster_starts_a_ship_run_and_the_row_reaches_the_
     stack.api.set_paused(SHIP, False)
     try:
         # what earlier tests left queued (claimed queues, a fresh WAL's header) ships first, by events too
+        # (and the run of the cron's last tick that the scheduler starts on unpausing); the watcher starts
         stack.wait_drained(timeout=600)
         deadline = time.monotonic() + 300
-        while _active_runs(stack, SHIP) or holder(stack.source.zk, stack.source.paths, "1") is not None:
+        while (
+            _active_runs(stack, SHIP)
+            or holder(stack.source.zk, stack.source.paths, "1") is not None
+            or "watching the queued edits of" not in stack.airflow.log.read_text(errors="replace")
+        ):
             assert time.monotonic() < deadline, _active_runs(stack, SHIP)
             time.sleep(2)
+        stack.wait_drained(timeout=120)
         time.sleep(3)  # idle: the watcher has looked at the drained queues since
         before = {r["dag_run_id"] for r in stack.api.runs(SHIP)}
         events_before = len(_edits_payloads(stack))
