@@ -187,3 +187,11 @@ def test_pkcs12_key_and_trust_stores_open_with_their_passwords(tls_hbase, tmp_pa
     as_pem = {**settings, "hbase.rpc.tls.truststore.type": "PEM"}  # the PKCS12 store read as PEM holds nothing
     line = one_error_line(hbrep(cluster, as_pem, "list_peers"))
     assert "hbase.rpc.tls.truststore.location" in line and "no certificate" in line, line
+
+
+def test_a_client_without_a_certificate_is_refused_naming_the_key_store(tls_hbase):
+    cluster, tls = tls_hbase  # HBase servers demand a client certificate by default (client.auth.mode NEED)
+    settings = {key: value for key, value in client_keys(tls).items() if key != "hbase.rpc.tls.keystore.location"}
+    line = one_error_line(hbrep(cluster, settings, "list_peers"))
+    assert f":{cluster.layout().master_port}: TLS handshake failed" in line, line
+    assert "hbase.rpc.tls.keystore.location" in line, line

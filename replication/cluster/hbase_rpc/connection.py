@@ -99,7 +99,7 @@ class RpcConnection:
     def _first_answer_hint(self) -> str:
         if self._answered or self.tls is not None:
             return ""
-        return f" before answering the first call ({PLAIN_TEXT_HINT})"
+        return f" before answering the first call; {PLAIN_TEXT_HINT}"
 
     def _read_response(self, sock: socket.socket) -> Response:
         (length,) = FRAME_LENGTH.unpack(self._read_exact(sock, FRAME_LENGTH.size))

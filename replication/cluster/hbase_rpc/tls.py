@@ -136,14 +136,18 @@ def client_context(conf: Config) -> ssl.SSLContext | None:
 
 
 def handshake_failure(address: str, exc: ssl.SSLError | OSError) -> str:
-    """One line naming the server and why its TLS handshake failed."""
+    """One line naming the server and why its TLS handshake failed (and the key to look at)."""
     if isinstance(exc, ssl.SSLCertVerificationError):
-        why = f"server certificate not trusted: {exc.verify_message} (check {TRUSTSTORE}.location"
-        if "hostname" in (exc.verify_message or "").lower() or "not valid for" in (exc.verify_message or ""):
+        message = exc.verify_message or str(exc)
+        why = f"server certificate not trusted: {message}; check {TRUSTSTORE}.location"
+        if "hostname" in message.lower() or "not valid for" in message:
             why += f" and {VERIFY_SERVER_HOSTNAME}"
-        return f"{address}: TLS handshake failed: {why})"
-    if isinstance(exc, ssl.SSLError):
-        return f"{address}: TLS handshake failed: {exc.reason or exc} (is the server's RPC TLS on?)"
+        return f"{address}: TLS handshake failed: {why}"
     if isinstance(exc, TimeoutError):
         return f"{address}: TLS handshake timed out"
-    return f"{address}: TLS handshake failed: {exc.strerror or exc} (is the server's RPC TLS on?)"
+    reason = (exc.reason or str(exc)) if isinstance(exc, ssl.SSLError) else (exc.strerror or str(exc))
+    if "CERTIFICATE" in str(reason).upper() and "ALERT" in str(reason).upper():
+        hint = f"the server refused this client's certificate; check {KEYSTORE}.location"
+    else:
+        hint = "is RPC TLS on at the server?"
+    return f"{address}: TLS handshake failed: {reason}; {hint}"
