@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
-from conftest import new_cluster_key
 from support import create_table
 
 from replication.cluster.embedded import EmbeddedCluster, start_cluster
@@ -66,7 +65,7 @@ class Idle:
 def idle(zk_server, tmp_path_factory) -> Iterator[Idle]:
     """One region server with peer 1's queue, and a tracker on its own session; everything stopped after."""
     conf = Config.load(env={}, overrides={})
-    key = new_cluster_key(zk_server, "hbase-edits")
+    key = f"127.0.0.1:{zk_server.port}:/hbase-edits-{uuid.uuid4().hex[:8]}"
     cluster = start_cluster(key, str(tmp_path_factory.mktemp("edits")), 1, conf=conf, name="edits")
     watcher = connect(key)
     try:
