@@ -1,4 +1,12 @@
-"""hbrep_ship: every minute (``HBREP_SHIP_SCHEDULE``), per peer, ship the peer's queues.
+"""hbrep_ship: per peer, ship the peer's queues, when new edits are queued while no run is active, and
+every minute (``HBREP_SHIP_SCHEDULE``) as the fallback.
+
+Scheduled on the ``hbrep-queued-edits`` asset OR the cron (``AssetOrTimeSchedule``): the asset's watcher is
+``EditsQueuedTrigger``, which runs in the triggerer and fires when a peer has a new backlog (bytes past a
+recorded position, a rolled WAL, a recovered queue) while its ship lease is free, so an idle cluster's
+first write starts a run within seconds instead of at the next minute. A run already active holds the
+lease and ships the edits itself; the cron covers whatever an event missed. The asset is used only with
+``HBREP_SHIP_ON_EDITS=true`` (off by default for now); otherwise the cron alone.
 
 Wiring only. Each peer is one mapped branch (visible and retriable on its own); a branch with nothing
 to ship is skipped before any Spark job starts; a lag check ends every run and a deadline alert fires
@@ -20,7 +28,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
-from airflow.sdk import DAG, task_group
+from airflow.sdk import DAG, Asset, AssetOrTimeSchedule, AssetWatcher, CronTriggerTimetable, task_group
 from hbrep_airflow import dag_settings as s
 from hbrep_airflow.operators.replication import (
     CommitOperator,
@@ -30,11 +38,20 @@ from hbrep_airflow.operators.replication import (
     ShipWindowOperator,
     SnapshotOperator,
 )
+from hbrep_airflow.triggers.zookeeper_events import EditsQueuedTrigger
+
+queued_edits = Asset(
+    name="hbrep-queued-edits",
+    uri=f"hbrep://{s.ZK_CONN_ID}/queued-edits",
+    watchers=[AssetWatcher(name="hbrep-edits-queued", trigger=EditsQueuedTrigger(s.ZK_CONN_ID))],
+)
+
+cron = CronTriggerTimetable(s.ship_schedule(), timezone="UTC")
 
 with DAG(
     dag_id="hbrep_ship",
     description="Ship WAL edits to every replication peer (snapshot → ship → commit per peer)",
-    schedule=s.ship_schedule(),
+    schedule=AssetOrTimeSchedule(timetable=cron, assets=[queued_edits]) if s.ship_on_edits() else cron,
     start_date=datetime(2026, 1, 1, tzinfo=UTC),
     catchup=False,
     # connect: the next run's ship task starts while this run's window is still open and waits for the

@@ -120,6 +120,7 @@ def dist(tmp_path_factory) -> Iterator[Dist]:
             **services.airflow_extra(),
             "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "True",
             "HBREP_SHIP_SCHEDULE": "* * * * *",
+            "HBREP_SHIP_ON_EDITS": "false",  # scheduled runs only
             "HBREP__hbrep__ship__window__ms": "30000",
             # a task whose worker died is failed (and retried elsewhere) after 20 s without a heartbeat
             "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT": "20",

@@ -81,3 +81,17 @@ def test_dag_settings_take_the_library_defaults(monkeypatch):
     assert conf.get_int("hbase.master.cleaner.interval") == dag_settings.DEFAULT_CLEANER_INTERVAL_MS
     monkeypatch.setenv("HBREP__hbrep__lag__alert__ms", "1234")
     assert dag_settings.lag_alert_ms() == Config.load().get_int("hbrep.lag.alert.ms") == 1234
+
+
+def test_ship_on_edits_is_off_unless_turned_on_and_a_bad_value_is_named(monkeypatch):
+    from hbrep_airflow import dag_settings
+
+    monkeypatch.delenv("HBREP_SHIP_ON_EDITS", raising=False)
+    assert dag_settings.ship_on_edits() is False
+    monkeypatch.setenv("HBREP_SHIP_ON_EDITS", "yes")
+    assert dag_settings.ship_on_edits() is True
+    monkeypatch.setenv("HBREP_SHIP_ON_EDITS", "False")
+    assert dag_settings.ship_on_edits() is False
+    monkeypatch.setenv("HBREP_SHIP_ON_EDITS", "sometimes")
+    with pytest.raises(ValueError, match="HBREP_SHIP_ON_EDITS must be true or false, not 'sometimes'"):
+        dag_settings.ship_on_edits()

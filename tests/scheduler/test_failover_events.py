@@ -1,7 +1,11 @@
-"""Failover on ZooKeeper events under the real scheduler and triggerer: the ``hbrep-region-servers`` asset's
-watcher (RegionServerRemovedTrigger, in the triggerer) sees region servers die and ``hbrep_failover`` runs at
-once; the minute stays the fallback. Region servers are real processes SIGKILLed; the triggerer is a real
-process SIGKILLed (its supervisor loop starts it again) or SIGSTOPped past its ZooKeeper session."""
+"""Failover and shipping on ZooKeeper events under the real scheduler and triggerer: the ``hbrep-region-servers``
+asset's watcher (RegionServerRemovedTrigger, in the triggerer) sees region servers die and ``hbrep_failover``
+runs at once; the minute stays the fallback. Region servers are real processes SIGKILLed; the triggerer is a
+real process SIGKILLed (its supervisor loop starts it again) or SIGSTOPped past its ZooKeeper session.
+
+The ship DAG's cron is set a year away here: every ship run of this module is started by the
+``hbrep-queued-edits`` asset's watcher (EditsQueuedTrigger), for the recovered queues of the dead servers as
+for an idle cluster's first write."""
 
 from __future__ import annotations
 
@@ -20,13 +24,16 @@ pytestmark = pytest.mark.slow
 
 FAILOVER, SHIP = "hbrep_failover", "hbrep_ship"
 SESSION_S = 6  # zookeeper.session.timeout of the region servers and of the triggerer's watch
+SHIP_CRON = "0 0 1 1 *"  # far away: a ship run here comes from the queued edits' asset
 
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory, spark_connect) -> Iterator[SchedulerStack]:
     """The stack with failover's sleep at 0 and 6 s sessions; the ship DAG on the session's warm Spark
-    Connect server (no spark-submit JVM per run)."""
+    Connect server (no spark-submit JVM per run), its cron a year away."""
     env = {
+        "HBREP_SHIP_SCHEDULE": SHIP_CRON,
+        "HBREP_SHIP_ON_EDITS": "true",
         "HBREP__replication__sleep__before__failover": "0",
         "HBREP__zookeeper__session__timeout": str(SESSION_S * 1000),
     }
@@ -130,7 +137,7 @@ def test_a_storm_of_ten_deaths_makes_one_claim_each_and_every_row_reaches_the_pe
         assert time.monotonic() < deadline, "no asset-triggered failover run claimed a queue"
         time.sleep(2)
 
-    stack.api.set_paused(SHIP, False)  # its next run ships the recovered queues
+    stack.api.set_paused(SHIP, False)  # the queued edits' watcher starts a run for the recovered queues
     try:
         stack.wait_drained(timeout=600)
         deadline = time.monotonic() + 300
@@ -239,3 +246,73 @@ def test_a_server_back_on_its_host_and_port_with_a_new_start_code_has_its_old_qu
     assert new in stack.source.live_servers()
     assert "1" in queues.get_all_queues(new), "the new server keeps its own queue"
     assert new not in _claims(stack), "the new start code is not a death"
+
+
+def _active_runs(stack: SchedulerStack, dag_id: str) -> list[dict]:
+    return [r for r in stack.api.runs(dag_id) if r["state"] in ("queued", "running")]
+
+
+def _edits_payloads(stack: SchedulerStack) -> list[dict]:
+    """Payloads of the asset events the queued edits' watcher fired, oldest first."""
+    events = stack.api.call("GET", "/assets/events", params={"limit": 100, "order_by": "timestamp"})
+    return [
+        e["extra"]["payload"]
+        for e in events["asset_events"]
+        if e["uri"].endswith("/queued-edits") and e["extra"].get("from_trigger")
+    ]
+
+
+def test_one_write_on_an_idle_cluster_starts_a_ship_run_and_the_row_reaches_the_peer(stack):
+    """The ship DAG idle (no run active, its cron a year away): one put on the source is seen by the queued
+    edits' watcher in the triggerer, whose asset event starts a ship run that ships the row; the watcher
+    reports that backlog once."""
+    from replication.cluster.table_reader import ScanSpec, scan_rows
+    from replication.zk.lease import holder
+
+    stack.api.set_paused(SHIP, False)
+    try:
+        # what earlier tests left queued (claimed queues, a fresh WAL's header) ships first, by events too
+        # (and the run of the cron's last tick that the scheduler starts on unpausing); the watcher starts
+        stack.wait_drained(timeout=600)
+        deadline = time.monotonic() + 300
+        while (
+            _active_runs(stack, SHIP)
+            or holder(stack.source.zk, stack.source.paths, "1") is not None
+            or "watching the queued edits of" not in stack.airflow.log.read_text(errors="replace")
+        ):
+            assert time.monotonic() < deadline, _active_runs(stack, SHIP)
+            time.sleep(2)
+        stack.wait_drained(timeout=120)
+        time.sleep(3)  # idle: the watcher has looked at the drained queues since
+        before = {r["dag_run_id"] for r in stack.api.runs(SHIP)}
+        events_before = len(_edits_payloads(stack))
+        with stack.source.client() as client:
+            client.put("t", b"idle-first-write", b"f", b"q", b"v")
+
+        deadline = time.monotonic() + 240
+        while not (new := [r for r in stack.api.runs(SHIP) if r["dag_run_id"] not in before]):
+            assert time.monotonic() < deadline, "no ship run started after the write"
+            time.sleep(1)
+        run = stack.api.wait_for_run(SHIP, new[0]["dag_run_id"], timeout=300)
+        assert run["run_type"] == "asset_triggered" and run["state"] == "success", run
+        deadline = time.monotonic() + 120
+        while True:
+            with stack.peer.client() as client:
+                if b"idle-first-write" in {row for row, _ in scan_rows(client, "t", ScanSpec())}:
+                    break
+            assert time.monotonic() < deadline, "the row never reached the peer"
+            time.sleep(2)
+        stack.wait_drained(timeout=120)
+        time.sleep(5)  # the watcher looks again after the commit: nothing new, so no second event or run
+        payloads = _edits_payloads(stack)[events_before:]
+        assert [p["peer_id"] for p in payloads] == ["1"], payloads
+        assert payloads[0]["pending_bytes"] > 0 and payloads[0]["queues"], payloads
+        assert [r["dag_run_id"] for r in stack.api.runs(SHIP) if r["dag_run_id"] not in before] == [run["dag_run_id"]]
+    finally:
+        stack.api.set_paused(SHIP, True)
+    with stack.peer.client() as client:
+        on_peer = {row for row, _ in scan_rows(client, "t", ScanSpec())}
+    with stack.source.client() as client:
+        on_source = {row for row, _ in scan_rows(client, "t", ScanSpec())}
+    assert b"idle-first-write" in on_source
+    assert on_peer == on_source, sorted(on_peer ^ on_source)[:5]

@@ -64,7 +64,7 @@ def stack(tmp_path_factory) -> Iterator[SchedulerStack]:
         tmp_path_factory.mktemp("sched"),
         tables={"t": {"f": 1, "g": 0}, "u": {"a": 1, "b": 1}},
         peers={"1": {"table_cfs": "t"}},
-        env_extra={"HBREP_VERIFY_START": f"{YESTERDAY:%Y-%m-%d}"},
+        env_extra={"HBREP_VERIFY_START": f"{YESTERDAY:%Y-%m-%d}", "HBREP_SHIP_ON_EDITS": "false"},  # the cron alone
     ) as stack:
         with stack.source.client() as client:
             client.batch("t", _t_cells())

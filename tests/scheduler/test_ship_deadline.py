@@ -34,6 +34,7 @@ def stack(tmp_path_factory) -> Iterator[SchedulerStack]:
         tables={"t": {"f": 1}},
         peers={"1": {"bandwidth": 1}},
         env_extra={
+            "HBREP_SHIP_ON_EDITS": "false",  # scheduled runs only (tests/scheduler/test_failover_events.py)
             "HBREP__hbrep__lag__alert__ms": str(THRESHOLD_MS),
             "HBREP__replication__source__nb__capacity": "1",
         },

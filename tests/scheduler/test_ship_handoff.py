@@ -32,6 +32,7 @@ def stack(tmp_path_factory, spark_connect) -> Iterator[SchedulerStack]:
         tables={"t": {"f": 1}},
         peers={"1": {}},
         env_extra={
+            "HBREP_SHIP_ON_EDITS": "false",  # the hand-off between scheduled runs only
             "HBREP__hbrep__spark__mode": "connect",
             "HBREP__hbrep__ship__window__ms": str(WINDOW_MS),
             "HBREP__replication__source__sleepforretries": "200",
