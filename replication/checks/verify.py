@@ -35,11 +35,9 @@ from replication.cluster.info import read_cluster_info
 from replication.cluster.source_cluster import open_source
 from replication.cluster.source_tables import source_table, user_tables
 from replication.errors import HbrepError
-from replication.kerberos import kerberos_identity
 from replication.tables.hbase_thrift import is_thrift_root, thrift_root
 from replication.tables.semantics import LATEST_TIMESTAMP
-from replication.tls import zk_client_tls
-from replication.zk.client import connected, session_timeout_s
+from replication.zk.client import connected, zk_options
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import ReplicationPeerConfig, ReplicationPeerStorage
@@ -375,14 +373,7 @@ def resolve_target(zk: KazooClient, source_key: ClusterKey, conf: Config, peer: 
     if peer_key.hosts == source_key.hosts:
         peer_root = _peer_root(zk, peer_paths, peer_key, peer_thrift)
     else:
-        auth = conf.get_str("hbrep.zk.auth") or None
-        with connected(
-            peer_key,
-            auth=auth,
-            tls=zk_client_tls(conf),
-            kerberos=kerberos_identity(conf),
-            session_timeout=session_timeout_s(conf),
-        ) as peer_zk:
+        with connected(peer_key, **zk_options(conf)) as peer_zk:
             peer_root = _peer_root(peer_zk, peer_paths, peer_key, peer_thrift)
     return VerifyTarget(str(source_key), source_root, str(peer_key), peer_root, peer_id, source_state_root)
 

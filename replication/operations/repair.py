@@ -25,12 +25,10 @@ from replication.checks.verify import flush_both_sides, replicated_families, res
 from replication.cluster.source_cluster import open_source
 from replication.cluster.source_tables import source_table
 from replication.fs import get_filesystem
-from replication.kerberos import kerberos_identity
 from replication.monitoring.metrics import MetricsStore
 from replication.operations.sync_table import RepairError, RepairPlan, SyncOptions, plan_copy_into_empty, plan_repair
 from replication.source.snapshot import read_peer
-from replication.tls import zk_client_tls
-from replication.zk.client import connected, session_timeout_s
+from replication.zk.client import connected, zk_options
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import ReplicationPeerConfig, ReplicationPeerStorage
@@ -134,14 +132,7 @@ def replicates_back(zk: KazooClient, source_key: ClusterKey, peer_key: ClusterKe
 
     if peer_key.hosts == source_key.hosts:
         return back(zk)
-    auth = conf.get_str("hbrep.zk.auth") or None
-    with connected(
-        peer_key,
-        auth=auth,
-        tls=zk_client_tls(conf),
-        kerberos=kerberos_identity(conf),
-        session_timeout=session_timeout_s(conf),
-    ) as peer_zk:
+    with connected(peer_key, **zk_options(conf)) as peer_zk:
         return back(peer_zk)
 
 

@@ -49,7 +49,6 @@ from replication.errors import HbrepError
 from replication.fs import get_filesystem
 from replication.hbase.shadow_peers import add_shadow_peer, remove_shadow_peer
 from replication.jobs.launch import runner_for
-from replication.kerberos import kerberos_identity
 from replication.operations.consistency import check_token, take_token
 from replication.operations.seed_snapshot import SnapshotCopier, create_table, snapshot_name, table_exists
 from replication.operations.sync_table import SyncOptions
@@ -57,8 +56,7 @@ from replication.source.cycle import run_cycle
 from replication.source.filters import table_name_str
 from replication.tables.descriptors import TableDescriptor, TableRegistry
 from replication.tables.semantics import LATEST_TIMESTAMP
-from replication.tls import zk_client_tls
-from replication.zk.client import connected, session_timeout_s
+from replication.zk.client import connected, zk_options
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
 from replication.zk.lease import ShipLease
@@ -121,15 +119,7 @@ def _normalized(tables: list[str]) -> list[str]:
 
 def _peer_registry(key: ClusterKey, conf: Config) -> TableRegistry | None:
     """The peer's table registry when it is an hbrep cluster, None for a real HBase peer."""
-    auth = conf.get_str("hbrep.zk.auth") or None
-    with connected(
-        key,
-        timeout=15.0,
-        auth=auth,
-        tls=zk_client_tls(conf),
-        kerberos=kerberos_identity(conf),
-        session_timeout=session_timeout_s(conf),
-    ) as peer_zk:
+    with connected(key, timeout=15.0, **zk_options(conf)) as peer_zk:
         try:
             info = read_cluster_info(peer_zk, ZNodePaths(conf, parent=key.znode_parent))
         except NoClusterInfo:

@@ -21,7 +21,6 @@ from replication.cluster.info import cluster_token
 from replication.config import Config
 from replication.errors import HbrepError
 from replication.fs import get_filesystem
-from replication.kerberos import kerberos_identity
 from replication.source.endpoint import ReplicationEndpoint, ShipFailed
 from replication.source.filters import EntryFilter, table_name_str
 from replication.source.manifest import Manifest, PeerTask, QueueResult, QueueTask, WalProgress
@@ -35,9 +34,8 @@ from replication.source.sink_manager import ReplicationSinkManager
 from replication.source.throttler import ReplicationThrottler, source_bandwidth
 from replication.source.wal_reader import ReplicationSourceWALReader, WALMissing, ZeroLengthWAL
 from replication.tables.descriptors import TableRegistry
-from replication.tls import zk_client_tls
 from replication.wal.errors import WALError
-from replication.zk.client import connect, session_timeout_s
+from replication.zk.client import connect, zk_options
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import ReplicationPeerConfig
@@ -67,14 +65,7 @@ def peer_region_servers(peer: PeerTask, conf: Config) -> PeerRegionServers:
 
     def connect_to_peer() -> KazooClient:
         auth = peer_secrets(peer).get("hbrep.zk.auth") or conf.get_str("hbrep.zk.auth", "")
-        return connect(
-            key,
-            timeout=10.0,
-            auth=auth or None,
-            tls=zk_client_tls(conf),
-            kerberos=kerberos_identity(conf),
-            session_timeout=session_timeout_s(conf),
-        )
+        return connect(key, timeout=10.0, **{**zk_options(conf), "auth": auth or None})
 
     return PeerRegionServers(
         peer.peer_id, list(peer.sinks), connect_to_peer, ZNodePaths(conf, parent=key.znode_parent).rs

@@ -22,15 +22,13 @@ from replication.cluster.source_cluster import SourceCluster
 from replication.config import Config
 from replication.errors import HbrepError
 from replication.fs import FileSystem
-from replication.kerberos import kerberos_identity
 from replication.secrets import SecretLookup, resolve_peer_secrets
 from replication.source.manifest import Manifest, PeerTask, QueueTask, WalTask
 from replication.source.peer_protocol import HBREP, UnknownPeerProtocol, configured_protocol, detect_protocol
 from replication.source.serial_replication import SerialReplicationChecker
-from replication.tls import zk_client_tls
 from replication.wal.locator import WalLocator
 from replication.wal.names import wal_group_id, wal_start_timestamp
-from replication.zk.client import connected, session_timeout_s
+from replication.zk.client import connected, zk_options
 from replication.zk.cluster_id import read_cluster_id
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
@@ -103,14 +101,7 @@ def read_peer(
     try:
         # A peer whose ZooKeeper has digest ACLs: its own credentials (peer configuration), else ours.
         auth = task.config["secrets"].get("hbrep.zk.auth") or conf.get_str("hbrep.zk.auth", "") or None
-        with connected(
-            key,
-            timeout=5.0,
-            auth=auth,
-            tls=zk_client_tls(conf),
-            kerberos=kerberos_identity(conf),
-            session_timeout=session_timeout_s(conf),
-        ) as peer_zk:
+        with connected(key, timeout=5.0, **{**zk_options(conf), "auth": auth}) as peer_zk:
             peer_paths = ZNodePaths(conf, parent=key.znode_parent)
             task.protocol = configured or detect_protocol(peer_zk, key.znode_parent)
             task.peer_cluster_id = str(read_cluster_id(peer_zk, peer_paths))
