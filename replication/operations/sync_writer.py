@@ -18,16 +18,19 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from replication.config import Config
 from replication.source.filters import ShipEntry
 from replication.source.manifest import PeerTask
 from replication.wal.cell_codec import encode_cells
 from replication.wal.model import Cell, WALKey
+
+if TYPE_CHECKING:
+    from replication.source.endpoint import ReplicationEndpoint
 
 RESULT_DDL = "entries bigint, cells bigint, bytes bigint"
 # The encoded region name of a repair's entries: the sinks route by row, and HBase's ReplicationSink
@@ -70,6 +73,23 @@ def _hbase_order(cell: Cell) -> tuple[bytes, bytes, int, int]:
     return (cell.family, cell.qualifier, -cell.timestamp, -cell.type)
 
 
+def replicate_in_batches(
+    endpoint: ReplicationEndpoint, entries: Iterable[ShipEntry], max_entries: int, max_bytes: int
+) -> None:
+    """Ship ``entries`` through ``endpoint`` in batches, each closed once it holds ``max_entries`` entries or
+    ``max_bytes`` bytes (``replication.source.nb.capacity`` / ``size.capacity``); the last may be smaller."""
+    pending: list[ShipEntry] = []
+    pending_bytes = 0
+    for entry in entries:
+        pending.append(entry)
+        pending_bytes += entry.size
+        if len(pending) >= max_entries or pending_bytes >= max_bytes:
+            endpoint.replicate(pending)
+            pending, pending_bytes = [], 0
+    if pending:
+        endpoint.replicate(pending)
+
+
 def write_partition(peer_json: str, conf_json: str, source_cluster_id: str, table: str, batches: Iterator[Any]):
     """Executor side: ship one partition's cells to the peer, batch by batch; one row of counts."""
     import pyarrow as pa  # executor side only
@@ -82,24 +102,22 @@ def write_partition(peer_json: str, conf_json: str, source_cluster_id: str, tabl
     max_entries = conf.get_int("replication.source.nb.capacity")
     max_bytes = conf.get_int("replication.source.size.capacity")
     endpoint, servers = open_peer_endpoint(peer, conf, source_cluster_id)
-    entries = cells = size = 0
-    try:
-        pending: list[ShipEntry] = []
-        pending_bytes = 0
+    counts = {"entries": 0, "cells": 0, "bytes": 0}
+
+    def counted() -> Iterator[ShipEntry]:
         for entry in row_entries(table, batches, uuid.UUID(source_cluster_id)):
-            pending.append(entry)
-            pending_bytes += entry.size
-            entries, cells, size = entries + 1, cells + entry.cell_count, size + len(entry.cell_bytes)
-            if len(pending) >= max_entries or pending_bytes >= max_bytes:
-                endpoint.replicate(pending)
-                pending, pending_bytes = [], 0
-        if pending:
-            endpoint.replicate(pending)
+            counts["entries"] += 1
+            counts["cells"] += entry.cell_count
+            counts["bytes"] += len(entry.cell_bytes)
+            yield entry
+
+    try:
+        replicate_in_batches(endpoint, counted(), max_entries, max_bytes)
     finally:
         endpoint.close()
         servers.close()
     yield pa.RecordBatch.from_pylist(
-        [{"entries": entries, "cells": cells, "bytes": size}],
+        [counts],
         schema=pa.schema([("entries", pa.int64()), ("cells", pa.int64()), ("bytes", pa.int64())]),
     )
 

@@ -22,6 +22,7 @@ from replication.cluster.info import read_cluster_info
 from replication.config import Config
 from replication.fs import get_filesystem
 from replication.hbase.table_client import HBaseTableClient
+from replication.operations.sync_writer import replicate_in_batches
 from replication.operations.wal_play import PlayCounters, TableMap, TimeRange, WalPlayError, entries_in_range, replayed
 from replication.source.filters import ShipEntry
 from replication.source.manifest import PeerTask
@@ -100,16 +101,7 @@ def play_partition(target_json: str, conf_json: str, tables_json: str, times_jso
     try:
         for batch in batches:
             for path in batch.column("path").to_pylist():
-                pending: list[ShipEntry] = []
-                size = 0
-                for entry in replay_file(path, tables, times, counters):
-                    pending.append(entry)
-                    size += entry.size
-                    if len(pending) >= max_entries or size >= max_bytes:
-                        endpoint.replicate(pending)
-                        pending, size = [], 0
-                if pending:
-                    endpoint.replicate(pending)
+                replicate_in_batches(endpoint, replay_file(path, tables, times, counters), max_entries, max_bytes)
     finally:
         endpoint.close()
         servers.close()
