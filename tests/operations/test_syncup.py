@@ -12,10 +12,9 @@ import uuid
 import pytest
 from click.testing import CliRunner
 from cluster.helpers import wal_entries
-from support import add_peer, create_table, cycle, queue_snapshot, table_state
+from support import add_peer, create_table, cycle, queue_snapshot, table_state, write_load
 
 from replication.cli import cli, main
-from replication.wal.model import Cell, CellType
 
 pytestmark = pytest.mark.slow
 
@@ -23,13 +22,7 @@ pytestmark = pytest.mark.slow
 def _load(cluster, table: str, stop: threading.Event, acked: list[bytes]) -> None:
     """Batches of 20 rows until stopped or the cluster dies under it (the kill is the point)."""
     try:
-        with cluster.client() as client:
-            batch_no = 0
-            while not stop.is_set():
-                rows = [f"b{batch_no:05d}-{i:02d}".encode() for i in range(20)]
-                client.batch(table, [Cell(r, b"f1", b"q", 1_000_000 + batch_no, CellType.PUT, r) for r in rows])
-                acked.extend(rows)
-                batch_no += 1
+        write_load(cluster, table, stop, acked)
     except Exception:  # the cluster died mid-batch: that batch was never acknowledged
         return
 
