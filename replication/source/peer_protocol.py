@@ -52,15 +52,23 @@ def detect_protocol(peer_zk: KazooClient, znode_parent: str) -> str:
     return HBREP if peer_zk.exists(cluster_info_path(znode_parent)) else HBASE
 
 
-def sink_client_factory(protocol: str, conf: Config) -> Callable[[str, str, float], object] | None:
-    """The endpoint's client factory ``(sink, token, timeout) → client`` for ``protocol`` (None: hbrep's default)."""
+def sink_client_factory(
+    protocol: str, conf: Config, source_hfile_dirs: tuple[str, str] | None = None
+) -> Callable[[str, str, float], object] | None:
+    """The endpoint's client factory ``(sink, token, timeout) → client`` for ``protocol`` (None: hbrep's default).
+    An HBase peer's requests carry ``hbase.replication.cluster.id`` when set (else the source cluster's id)
+    and ``source_hfile_dirs`` (where its sink copies bulk-loaded store files from)."""
     if protocol != HBASE:
         return None
     codec = check_codec(conf.get_str("hbase.replication.rpc.codec"))
     user = conf.get_str("hbrep.hbase.rpc.user", "") or None
     tls = client_context(conf)
+    replication_cluster_id = conf.get_str("hbase.replication.cluster.id", "")
 
     def factory(sink: str, _token: str, timeout_s: float) -> HBaseSinkClient:
-        return HBaseSinkClient(sink, timeout_s, codec_class=codec, user=user, tls=tls)
+        return HBaseSinkClient(
+            sink, timeout_s, codec_class=codec, user=user, tls=tls,
+            replication_cluster_id=replication_cluster_id, source_hfile_dirs=source_hfile_dirs,
+        )  # fmt: skip
 
     return factory

@@ -1,0 +1,155 @@
+"""Bulk-load replication from a real HBase 2.6 source through hbrep's shadow peer into a real HBase peer.
+
+The source runs with ``hbase.replication.bulkload.enabled=true`` and ``hbase.replication.cluster.id``
+set (its own HBase, started by this module); the folder's real HBase is the peer, its replication
+configuration directory holding the (empty) folder of that cluster id, as HBase's
+DefaultSourceFSConfigurationProvider expects. HFiles made by HBase's own writer (hbrep's HFileTool) are
+loaded into the source by HBase's BulkLoadHFilesTool beside ordinary puts; hbrep's ship cycles then
+send the bulk-load marker with the source's directories, the peer's ReplicationSink copies the store
+file and loads it. A ship the peer refuses leaves the hfile-refs; an acknowledged one removes them; a
+re-read of the same WAL (its queue position put back) loads no store file twice.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from source_helpers import cells, mutate, run_cli
+
+from replication.config import Config
+from replication.devstack.hbase import RealHBase
+from replication.jobs.launch import runner_for
+from replication.source.cycle import CycleReport, run_cycle
+from replication.zk.client import connected
+from replication.zk.cluster_key import ClusterKey
+from replication.zk.hfile_refs import HFileRefsStorage
+from replication.zk.layout import ZNodePaths
+from replication.zk.queue_storage import ReplicationQueueStorage
+
+pytestmark = pytest.mark.slow
+
+REPLICATION_CLUSTER_ID = "hbrep-bulk-source"
+BULK_ROWS = 3000
+PUT_ROWS = 20
+CONF = Config.load(
+    env={},
+    overrides={
+        "hbase.replication.cluster.id": REPLICATION_CLUSTER_ID,
+        "replication.source.sleepforretries": "100",
+        "hbrep.source.ship.max.attempts": "2",
+    },
+)
+HFILE_TOOL = "io.hbrep.interop.HFileTool"
+BULK_LOAD_TOOL = "org.apache.hadoop.hbase.tool.BulkLoadHFilesTool"
+
+
+@pytest.fixture(scope="module")
+def bulk_source(zk_server, tmp_path_factory) -> Iterator[RealHBase]:
+    """A real HBase (master, one region server, Thrift) with bulk-load replication on."""
+    cluster = RealHBase(tmp_path_factory.mktemp("hbase-bulk-source"))
+    site = {"hbase.replication.bulkload.enabled": "true", "hbase.replication.cluster.id": REPLICATION_CLUSTER_ID}
+    cluster.start(f"127.0.0.1:{zk_server.port}:/hbase-bulk-{uuid.uuid4().hex[:8]}", regionservers=1, extra_site=site)
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+def _cycle(key: str, spark) -> CycleReport:
+    cluster = ClusterKey.parse(key)
+    with connected(cluster) as zk:
+        return run_cycle(zk, cluster, CONF, runner=runner_for(CONF, spark))
+
+
+def _refs(key: str, peer: str) -> set[str]:
+    cluster = ClusterKey.parse(key)
+    with connected(cluster) as zk:
+        return set(HFileRefsStorage(zk, ZNodePaths(CONF, parent=cluster.znode_parent), peer).list())
+
+
+def _rewind_queue(key: str, peer: str) -> int:
+    """Put every WAL of the peer's queues back to position 0 (a ship that must be done again); how many.
+    HBase writes no data for position 0 (set_wal_position writes nothing then), so the znode is emptied."""
+    cluster = ClusterKey.parse(key)
+    with connected(cluster) as zk:
+        paths = ZNodePaths(CONF, parent=cluster.znode_parent)
+        storage = ReplicationQueueStorage(zk, paths)
+        rewound = 0
+        for server in storage.get_list_of_replicators():
+            for queue in storage.get_all_queues(server):
+                if queue.split("-")[0] != peer:
+                    continue
+                for wal in storage.get_wals_in_queue(server, queue):
+                    zk.set(paths.wal(server, queue, wal), b"")
+                    rewound += 1
+        return rewound
+
+
+def _bulk_loaded_files(hbase: RealHBase, table: str, family: str) -> list[str]:
+    """The store files of ``family`` a bulk load put in the table's regions (``<name>_SeqId_<n>_``)."""
+    return sorted(p.name for p in (hbase.rootdir / "data" / "default" / table).glob(f"*/{family}/*_SeqId_*"))
+
+
+def test_a_bulk_load_reaches_a_real_hbase_peer_once(bulk_source, source_hbase, spark, tmp_path: Path):
+    source, peer_hbase = bulk_source, source_hbase
+    key, peer_key = source.layout().cluster_key, peer_hbase.layout().cluster_key
+    peer, table = f"b{uuid.uuid4().hex[:6]}", f"bulk_{uuid.uuid4().hex[:8]}"
+    # the peer's sink reads the source's file system configuration from <conf dir>/<replication cluster id>/
+    (peer_hbase.conf_dir / REPLICATION_CLUSTER_ID).mkdir(exist_ok=True)
+    source.admin("create-table", table, "3", "a:1", "b:0")
+    run_cli("add_peer", peer, peer_key, "--shadow", "--rootdir", source.rootdir_uri, cluster=key)
+    try:
+        mutate(source, table, [
+            {"op": "multi_put", "row": f"put-{i:03d}", "cells": [
+                {"family": "a", "qualifier": "x", "value": f"ax{i}"},
+                {"family": "b", "qualifier": "y", "value": f"by{i}"},
+            ]} for i in range(PUT_ROWS)
+        ])  # fmt: skip
+        hfiles = tmp_path / "hfiles"
+        written = source.run_tool(HFILE_TOOL, ["write", hfiles.as_uri(), "a,b", str(BULK_ROWS), "bulk", "5000"],
+                                  parse_json=True)  # fmt: skip
+        assert written == {"files": 2, "cells": 2 * BULK_ROWS}
+        source.run_tool(BULK_LOAD_TOOL, [hfiles.as_uri(), table], heap_mb=384)
+        loaded_a, loaded_b = _bulk_loaded_files(source, table, "a"), _bulk_loaded_files(source, table, "b")
+        assert len(loaded_a) == 1 and len(loaded_b) == 1, (loaded_a, loaded_b)
+        queued = _refs(key, peer)
+        print(f"hfile-refs of peer {peer} after the bulk load: {sorted(queued)}")
+        assert set(loaded_a) <= queued
+
+        # the peer has no such table yet: it refuses the batch, and the references stay
+        refused = _cycle(key, spark)
+        assert [q.status for q in refused.queues] == ["failed"], refused.queues
+        assert _refs(key, peer) == queued
+
+        peer_hbase.admin("create-table", table, "3", "a:1", "b:0")
+        shipped = _cycle(key, spark)
+        assert [q.status for q in shipped.queues] == ["ok"], shipped.queues
+        metrics = shipped.queues[0].metrics
+        assert metrics.get("shippedHFiles") == 1, metrics
+        # acknowledged: family a's store file left the queue; family b (scope 0) never ships and its
+        # reference stays, as HBase's own source leaves it
+        assert _refs(key, peer) == queued - set(loaded_a)
+        on_peer_files = _bulk_loaded_files(peer_hbase, table, "a")
+        assert len(on_peer_files) == 1 and not _bulk_loaded_files(peer_hbase, table, "b")
+
+        source_a = {c for c in cells(key, table) if json.loads(c)["family"] == "a"}
+        on_peer = cells(peer_key, table)
+        assert on_peer == source_a
+        assert len({json.loads(c)["row"] for c in on_peer}) == BULK_ROWS + PUT_ROWS
+
+        # the same WAL shipped again: the bulk-load marker no longer names a pending file, nothing is loaded twice
+        assert _rewind_queue(key, peer) >= 1
+        again = _cycle(key, spark)
+        assert [q.status for q in again.queues] == ["ok"], again.queues
+        assert "shippedHFiles" not in again.queues[0].metrics, again.queues[0].metrics
+        assert _bulk_loaded_files(peer_hbase, table, "a") == on_peer_files
+        assert cells(peer_key, table) == source_a
+
+        counters = source.verify_replication(peer, table, families=["a"])
+        assert counters.get("GOODROWS") == BULK_ROWS + PUT_ROWS and counters.get("BADROWS", 0) == 0, counters
+    finally:
+        run_cli("remove_peer", peer, cluster=key)
