@@ -117,8 +117,6 @@ class EntryFilter:
             return None
         if cell_count == 0:
             return None
-        if cell_count == 1 and self._hfile_pending is not None and _is_bulk_load(cell_bytes):
-            return self._bulk_load(key, table, scopes, cell_bytes)
         # cell filters: family scope GLOBAL and wanted by the peer's table-cfs
         kept: list[tuple[int, int]] = []
         count = rows = 0
@@ -131,6 +129,9 @@ class EntryFilter:
         for family, start, end in iter_cell_spans(cell_bytes, cell_count):
             wanted = decided.get(family)
             if wanted is None:
+                # a bulk-load marker (one METAFAMILY cell): checked at a family's first cell only, off the hot path
+                if family == METAFAMILY and cell_count == 1 and self._hfile_pending and _is_bulk_load(cell_bytes):
+                    return self._bulk_load(key, table, scopes, cell_bytes)
                 wanted = decided[family] = self._family_wanted(table, family, scopes)
             if wanted:
                 count += 1

@@ -26,7 +26,7 @@ from replication.source.endpoint import ReplicationEndpoint, ShipFailed
 from replication.source.filters import EntryFilter, table_name_str
 from replication.source.manifest import Manifest, PeerTask, QueueResult, QueueTask, WalProgress
 from replication.source.metrics import SourceMetrics
-from replication.source.peer_protocol import HBASE, HBREP, configured_protocol, sink_client_factory
+from replication.source.peer_protocol import HBREP, configured_protocol, sink_client_factory
 from replication.source.peer_servers import PeerRegionServers
 from replication.source.read_ahead import ReadAhead
 from replication.source.serial_replication import SerialReplicationChecker
@@ -178,11 +178,10 @@ def ship_queue(
         configured_protocol(peer.peer_id, peer_conf.configuration)  # a bad hbrep.peer.protocol: its own error
         if not peer.peer_cluster_id:
             raise ShipFailed(f"peer {peer.peer_id} at {peer.cluster_key} is unreachable (no cluster id read)")
-        if peer.protocol == HBASE:  # bulk loads ship to an HBase peer only (its sink copies the files)
-            hfile_refs = source_hfile_refs(manifest, conf, peer.peer_id)
+        hfile_refs = source_hfile_refs(manifest, conf, peer.peer_id)  # opens a session at a bulk load only
         entry_filter = EntryFilter(
             shipped_tables(peer, peer_conf), uuid.UUID(manifest.source_cluster_id), uuid.UUID(peer.peer_cluster_id),
-            hfile_pending=hfile_refs.pending if hfile_refs is not None else None,
+            hfile_pending=hfile_refs.pending,
         )  # fmt: skip
         endpoint, peer_servers = open_peer_endpoint(
             peer, conf, manifest.source_cluster_id, client_factory=client_factory, sleep=sleep,

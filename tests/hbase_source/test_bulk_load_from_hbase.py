@@ -22,8 +22,11 @@ from source_helpers import cells, mutate, run_cli
 
 from replication.config import Config
 from replication.devstack.hbase import RealHBase
+from replication.fs import LocalFileSystem
 from replication.jobs.launch import runner_for
 from replication.source.cycle import CycleReport, run_cycle
+from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
+from replication.tables.hfile import read_hfile
 from replication.zk.client import connected
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.hfile_refs import HFileRefsStorage
@@ -101,6 +104,7 @@ def test_a_bulk_load_reaches_a_real_hbase_peer_once(bulk_source, source_hbase, s
     # the peer's sink reads the source's file system configuration from <conf dir>/<replication cluster id>/
     (peer_hbase.conf_dir / REPLICATION_CLUSTER_ID).mkdir(exist_ok=True)
     source.admin("create-table", table, "3", "a:1", "b:0")
+    source.admin("roll")  # a new peer's queue starts at the current WAL: none of the other test's edits in it
     run_cli("add_peer", peer, peer_key, "--shadow", "--rootdir", source.rootdir_uri, cluster=key)
     try:
         mutate(source, table, [
@@ -151,5 +155,44 @@ def test_a_bulk_load_reaches_a_real_hbase_peer_once(bulk_source, source_hbase, s
 
         counters = source.verify_replication(peer, table, families=["a"])
         assert counters.get("GOODROWS") == BULK_ROWS + PUT_ROWS and counters.get("BADROWS", 0) == 0, counters
+    finally:
+        run_cli("remove_peer", peer, cluster=key)
+
+
+def test_a_bulk_load_reaches_an_hbrep_cluster_peer(bulk_source, hbrep_cluster, spark, tmp_path: Path):
+    """An hbrep cluster as the peer: its sink reads the store files (hbrep's HFile reader) from the source's
+    file system and writes their cells; the references go once it acknowledged."""
+    source = bulk_source
+    key, peer_key = source.layout().cluster_key, str(hbrep_cluster.key)
+    peer, table = f"h{uuid.uuid4().hex[:6]}", f"bulk_{uuid.uuid4().hex[:8]}"
+    source.admin("create-table", table, "3", "a:1", "b:0")
+    families = [ColumnFamilyDescriptor(f, scope=1, max_versions=3) for f in ("a", "b")]
+    TableRegistry(LocalFileSystem(), hbrep_cluster.root).create(TableDescriptor.of(table, *families))
+    source.admin("roll")  # a new peer's queue starts at the current WAL: none of the other test's edits in it
+    run_cli("add_peer", peer, peer_key, "--shadow", "--rootdir", source.rootdir_uri, cluster=key)
+    try:
+        mutate(source, table, [{"op": "put", "row": f"put-{i:03d}", "family": "a", "qualifier": "x", "value": f"{i}"}
+                               for i in range(PUT_ROWS)])  # fmt: skip
+        hfiles = tmp_path / "hfiles"
+        source.run_tool(HFILE_TOOL, ["write", hfiles.as_uri(), "a,b", str(BULK_ROWS), "tohbrep", "6000"])
+        source.run_tool(BULK_LOAD_TOOL, [hfiles.as_uri(), table], heap_mb=384)
+        loaded_a = _bulk_loaded_files(source, table, "a")
+        # hbrep's HFile reader against HBase's own writer: every cell the tool wrote, in order
+        region_dir = next((source.rootdir / "data" / "default" / table).glob("*/a")).parent
+        read = read_hfile((region_dir / "a" / loaded_a[0]).read_bytes(), loaded_a[0])
+        assert [(c.row, c.value) for c in read] == [
+            (b"tohbrep-%06d" % i, b"tohbrep-a-%d" % i) for i in range(BULK_ROWS)
+        ]
+        assert {(c.family, c.qualifier, c.timestamp) for c in read} == {(b"a", b"q", 6000)}
+        assert set(loaded_a) <= _refs(key, peer)
+
+        shipped = _cycle(key, spark)
+        assert [q.status for q in shipped.queues] == ["ok"], [q.error for q in shipped.queues]
+        assert shipped.queues[0].metrics.get("shippedHFiles") == 1, shipped.queues[0].metrics
+        assert not set(loaded_a) & _refs(key, peer)
+        source_a = {c for c in cells(key, table, raw=False) if json.loads(c)["family"] == "a"}
+        on_hbrep = cells(peer_key, table, raw=False)
+        assert on_hbrep == source_a
+        assert len({json.loads(c)["row"] for c in on_hbrep}) == BULK_ROWS + PUT_ROWS
     finally:
         run_cli("remove_peer", peer, cluster=key)

@@ -82,8 +82,9 @@ class HBaseSinkClient:
             host, int(port), ADMIN_SERVICE, self.codec_class, user or getpass.getuser(), timeout_s, tls=tls
         )
 
-    def replicate(self, entries: Entries, replication_cluster_id: str) -> None:
-        """Send the entries (key, cell count, framed cells); returns once the sink applied them, else SinkError."""
+    def replicate(self, entries: Entries, replication_cluster_id: str, bulk_load: bool = False) -> None:
+        """Send the entries (key, cell count, framed cells); returns once the sink applied them, else SinkError.
+        Every request names the source's directories when known, as HBase's source does (``bulk_load`` unused)."""
         request = build_request(entries, self.replication_cluster_id or replication_cluster_id, self.source_hfile_dirs)
         cell_block = build_cell_block(((count, cells) for _key, count, cells in entries), self.codec_class)
         try:
