@@ -19,7 +19,8 @@ of asking hbase:meta for every entry: the barriers, states and pushed ids are re
 (source/snapshot.py), after it measured the length of every queued WAL, and an entry that lies past that
 length waits for a later pass (its region may have opened again after hbase:meta was read, under a barrier
 this snapshot does not know). A range finished in this pass is seen by the next pass, when a waiting queue
-goes on (HBase sleeps ``hbase.serial.replication.waiting.ms`` instead).
+goes on (HBase sleeps ``hbase.serial.replication.waiting.ms`` instead). When the snapshot cannot read
+hbase:meta at all, every entry waits (``unavailable`` says why) rather than going out of order.
 """
 
 from __future__ import annotations
@@ -34,20 +35,24 @@ KIND = "hbase"
 class HBaseSerialChecker:
     """Decides, entry by entry, whether a serial peer of a real HBase source may receive it in this pass."""
 
-    def __init__(self, regions: dict[str, dict[str, Any]], pushed: dict[str, int], read_limits: dict[str, int]):
+    def __init__(self, regions: dict[str, dict[str, Any]], pushed: dict[str, int], read_limits: dict[str, int],
+                 unavailable: str = ""):  # fmt: skip
         # encoded region name -> {"barriers": [sorted open seq nums], "state": str | None, "parents": [encoded]}
         self.regions = regions
         self.pushed = dict(pushed)  # encoded region name -> last pushed sequence id for this peer
         self.read_limits = dict(read_limits)  # WAL name -> its length when hbase:meta was read
+        self.unavailable = unavailable  # why the snapshot could not read hbase:meta: every entry waits
         self.reason = ""
 
     # -- the manifest form ------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": KIND, "regions": self.regions, "pushed": self.pushed, "read_limits": self.read_limits}
+        return {"kind": KIND, "regions": self.regions, "pushed": self.pushed, "read_limits": self.read_limits,
+                "unavailable": self.unavailable}  # fmt: skip
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> HBaseSerialChecker:
-        return cls(dict(raw.get("regions", {})), dict(raw.get("pushed", {})), dict(raw.get("read_limits", {})))
+        return cls(dict(raw.get("regions", {})), dict(raw.get("pushed", {})), dict(raw.get("read_limits", {})),
+                   str(raw.get("unavailable") or ""))  # fmt: skip
 
     # -- the check --------------------------------------------------------------------------------
     def _finished(self, region: str, end_barrier: int) -> bool:
@@ -61,6 +66,9 @@ class HBaseSerialChecker:
     def can_push(self, wal: str, offset: int, region: str = "", seq: int = -1) -> bool:
         """True when the entry of ``region`` with sequence id ``seq`` at ``offset`` of ``wal`` may be pushed
         now; else ``reason`` says why not (the rules are in the module docstring)."""
+        if self.unavailable:
+            self.reason = f"hbase:meta's replication barriers could not be read: {self.unavailable}"
+            return False
         limit = self.read_limits.get(wal)
         if limit is None or offset >= limit:
             self.reason = f"{wal} from {offset} was written after this pass read hbase:meta's barriers"

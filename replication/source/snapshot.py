@@ -257,17 +257,22 @@ def _add_hbase_serial_checks(
         if queue.peer_id in limits:
             for wal in queue.wals:
                 limits[queue.peer_id][wal.name] = _readable_length(source.fs, wal.path)
-    with HBaseTableClient(source.key, conf, zk=zk) as client:
-        barriers = read_replication_barriers(client.locator, client.servers, client.retry)
+    try:
+        with HBaseTableClient(source.key, conf, zk=zk) as client:
+            barriers = read_replication_barriers(client.locator, client.servers, client.retry)
+    except HbrepError as exc:  # unordered is not an option: the serial peers' queues wait, saying why
+        LOG.warning("Serial peers %s wait: hbase:meta's replication barriers unreadable: %s", serial, exc)
+        for peer_id in serial:
+            peers[peer_id].serial = HBaseSerialChecker({}, {}, {}, unavailable=str(exc)).to_dict()
+        return
     regions = {
         name: {"barriers": list(b.barriers), "state": b.state, "parents": list(b.parents)}
         for name, b in barriers.items()
     }
     storage = ReplicationQueueStorage(zk, source.paths)
     for peer_id in serial:
-        pushed = {name: storage.get_last_sequence_id(name, peer_id) for name in regions}
-        known = {name: seq for name, seq in pushed.items() if seq is not None}
-        peers[peer_id].serial = HBaseSerialChecker(regions, known, limits[peer_id]).to_dict()
+        pushed = storage.get_last_sequence_ids(sorted(regions), peer_id)
+        peers[peer_id].serial = HBaseSerialChecker(regions, pushed, limits[peer_id]).to_dict()
 
 
 def _readable_length(fs: FileSystem, path: str | None) -> int:

@@ -17,6 +17,8 @@ from source_helpers import run_cli
 
 from replication.cli import cli
 from replication.fs import LocalFileSystem
+from replication.hbase.replication_barriers import read_replication_barriers
+from replication.hbase.table_client import HBaseTableClient
 from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
 from replication.wal.names import wal_start_timestamp
 from replication.wal.reader import open_wal
@@ -27,12 +29,12 @@ from replication.zk.queue_storage import ReplicationQueueStorage
 
 pytestmark = pytest.mark.slow
 
-TABLE, PEER, ROWS, VERSIONS = "serial_t", "ser1", 8, 200
+TABLE, PEER, ROWS, VERSIONS = "serial_t", "ser1", 8, 2000
 
 
 class Load(threading.Thread):
     """Puts rounds of versions (timestamp = round) to every row through the source's Thrift server until
-    stopped; ``rounds`` is how many rounds were written whole."""
+    stopped (a round about every 0.2 s); ``rounds`` is how many rounds were written whole."""
 
     def __init__(self, hbase):
         super().__init__(daemon=True)
@@ -47,7 +49,7 @@ class Load(threading.Thread):
                     data = {b"a:q": f"v{ts}".encode()}
                     connection = self.hbase.put_until_taken(connection, TABLE, f"r{i}".encode(), data, timestamp=ts)
                 self.rounds += 1
-                time.sleep(0.05)
+                time.sleep(0.2)
         except Exception as exc:  # reported by the test
             self.error = exc
         finally:
@@ -99,11 +101,14 @@ def test_a_serial_shadow_peer_keeps_the_source_order_across_reopen_split_and_mer
             lambda: source_hbase.admin("reopen", TABLE),
             lambda: source_hbase.admin("merge", TABLE, "r0", "r4"),
         ]
+        done = []
         for step in steps:
             while load.rounds < 3 and load.is_alive():
                 time.sleep(0.2)
             reports.append(_ship(key))
-            print(step())
+            assert load.is_alive(), f"the load ended before the region change: {load.error}"
+            done.append(step())
+            print(done[-1])
             time.sleep(1)
             reports.append(_ship(key))
     finally:
@@ -113,10 +118,11 @@ def test_a_serial_shadow_peer_keeps_the_source_order_across_reopen_split_and_mer
     expected = _versions(key)
     assert len(expected) == ROWS and all(len(v) >= 3 for v in expected.values())
     deadline = time.monotonic() + 120
-    while True:
+    while True:  # until the peer holds it all and a cycle has nothing left waiting (the last markers too)
         reports.append(_ship(key))
         got = _versions(str(hbrep_cluster.key))
-        if got == expected or time.monotonic() > deadline:
+        settled = not any(q["status"] == "waiting" for q in reports[-1]["queues"])
+        if (got == expected and settled) or time.monotonic() > deadline:
             break
     waits = [q["error"] for r in reports for q in r["queues"] if q["status"] == "waiting"]
     print(f"{len(reports)} cycles, {load.rounds} rounds, waits: {waits}")
@@ -131,11 +137,20 @@ def test_a_serial_shadow_peer_keeps_the_source_order_across_reopen_split_and_mer
     for row, stamps in arrivals.items():
         assert stamps == sorted(stamps), f"row {row!r} arrived out of the source's order: {stamps}"
         assert len(set(stamps)) == len(expected[row.decode()])
-    # the last pushed sequence ids HBase's own source would have written, for the regions now open
+    # hbase:meta as HBase wrote it: the merged region names its two parents, the split daughter its parent
     source = ClusterKey.parse(key)
-    regions = source_hbase.admin("locate", TABLE)
+    (merged,) = source_hbase.admin("locate", TABLE)
+    split, merge = done[1], done[3]
+    with HBaseTableClient(source) as client:
+        barriers = read_replication_barriers(client.locator, client.servers, client.retry)
+    assert set(barriers[merged].parents) == set(merge["parents"]) and barriers[merged].barriers
+    assert all(barriers[d].parents == (split["parent"],) for d in merge["parents"])
+    assert len(barriers[split["parent"]].barriers) >= 2  # its opening(s), then its closing one
+    # the last pushed sequence ids HBase's own source would have written: past every barrier
     with connected(source) as zk:
         storage = ReplicationQueueStorage(zk, ZNodePaths(parent=source.znode_parent))
-        pushed = {name: storage.get_last_sequence_id(name, PEER) for name in regions}
-    assert all(seq is not None and seq > 0 for seq in pushed.values()), pushed
+        pushed = storage.get_last_sequence_ids(sorted(barriers), PEER)
+        assert pushed == {n: storage.get_last_sequence_id(n, PEER) for n in barriers if n in pushed}
+    for region in [merged, *merge["parents"], split["parent"]]:
+        assert pushed[region] >= barriers[region].barriers[-1] - 1, (region, pushed, barriers[region])
     run_cli("remove_peer", PEER, cluster=key)

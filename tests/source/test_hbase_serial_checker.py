@@ -65,3 +65,10 @@ def test_the_manifest_form_names_its_kind_and_round_trips():
     assert isinstance(again, HBaseSerialChecker) and again.to_dict() == original.to_dict()
     hbrep_own = SerialReplicationChecker({}, set(), {}).to_dict()
     assert isinstance(serial_checker_from_dict(hbrep_own), SerialReplicationChecker)
+
+
+def test_without_hbase_meta_every_entry_waits_saying_why():
+    check = HBaseSerialChecker({}, {}, {WAL: 10_000}, unavailable="hbase:meta unreadable after 16 tries")
+    assert not check.can_push(WAL, 100, "r", 1)
+    assert "could not be read: hbase:meta unreadable" in check.reason
+    assert serial_checker_from_dict(check.to_dict()).unavailable == check.unavailable
