@@ -91,66 +91,68 @@ def test_a_serial_shadow_peer_keeps_the_source_order_across_reopen_split_and_mer
     TableRegistry(LocalFileSystem(), hbrep_cluster.root).create(TableDescriptor.of(TABLE, family))
     run_cli("add_peer", PEER, str(hbrep_cluster.key), "--shadow", "--serial", "--rootdir", source_hbase.rootdir_uri,
             cluster=key)  # fmt: skip
-    load = Load(source_hbase)
-    load.start()
-    reports = []
     try:
-        steps = [
-            lambda: source_hbase.admin("reopen", TABLE),
-            lambda: source_hbase.admin("split", TABLE, "r4"),
-            lambda: source_hbase.admin("reopen", TABLE),
-            lambda: source_hbase.admin("merge", TABLE, "r0", "r4"),
-        ]
-        done = []
-        for step in steps:
-            while load.rounds < 3 and load.is_alive():
-                time.sleep(0.2)
+        load = Load(source_hbase)
+        load.start()
+        reports = []
+        try:
+            steps = [
+                lambda: source_hbase.admin("reopen", TABLE),
+                lambda: source_hbase.admin("split", TABLE, "r4"),
+                lambda: source_hbase.admin("reopen", TABLE),
+                lambda: source_hbase.admin("merge", TABLE, "r0", "r4"),
+            ]
+            done = []
+            for step in steps:
+                while load.rounds < 3 and load.is_alive():
+                    time.sleep(0.2)
+                reports.append(_ship(key))
+                assert load.is_alive(), f"the load ended before the region change: {load.error}"
+                done.append(step())
+                print(done[-1])
+                time.sleep(1)
+                reports.append(_ship(key))
+        finally:
+            load.stop.set()
+            load.join(120)
+        assert load.error is None, load.error
+        expected = _versions(key)
+        assert len(expected) == ROWS and all(len(v) >= 3 for v in expected.values())
+        deadline = time.monotonic() + 120
+        while True:  # until the peer holds it all and a cycle has nothing left waiting (the last markers too)
             reports.append(_ship(key))
-            assert load.is_alive(), f"the load ended before the region change: {load.error}"
-            done.append(step())
-            print(done[-1])
-            time.sleep(1)
-            reports.append(_ship(key))
-    finally:
-        load.stop.set()
-        load.join(120)
-    assert load.error is None, load.error
-    expected = _versions(key)
-    assert len(expected) == ROWS and all(len(v) >= 3 for v in expected.values())
-    deadline = time.monotonic() + 120
-    while True:  # until the peer holds it all and a cycle has nothing left waiting (the last markers too)
-        reports.append(_ship(key))
-        got = _versions(str(hbrep_cluster.key))
-        settled = not any(q["status"] == "waiting" for q in reports[-1]["queues"])
-        if (got == expected and settled) or time.monotonic() > deadline:
-            break
-    waits = [q["error"] for r in reports for q in r["queues"] if q["status"] == "waiting"]
-    print(f"{len(reports)} cycles, {load.rounds} rounds, waits: {waits}")
-    assert got == expected  # every row's versions, values and timestamps, and so the row-key and cell sets
-    assert {(r, ts, v) for r, vs in got.items() for ts, v in vs} == {
-        (r, ts, v) for r, vs in expected.items() for ts, v in vs
-    }
-    # HBase's barriers held edits back: a later range waited for the earlier one, a daughter for its parent
-    assert any("range before barrier" in w or "parent" in w for w in waits), waits
-    arrivals = _arrivals(hbrep_cluster.root)
-    assert set(arrivals) == {r.encode() for r in expected}
-    for row, stamps in arrivals.items():
-        assert stamps == sorted(stamps), f"row {row!r} arrived out of the source's order: {stamps}"
-        assert len(set(stamps)) == len(expected[row.decode()])
-    # hbase:meta as HBase wrote it: the merged region names its two parents, the split daughter its parent
-    source = ClusterKey.parse(key)
-    (merged,) = source_hbase.admin("locate", TABLE)
-    split, merge = done[1], done[3]
-    with HBaseTableClient(source) as client:
-        barriers = read_replication_barriers(client.locator, client.servers, client.retry)
-    assert set(barriers[merged].parents) == set(merge["parents"]) and barriers[merged].barriers
-    assert all(barriers[d].parents == (split["parent"],) for d in merge["parents"])
-    assert len(barriers[split["parent"]].barriers) >= 2  # its opening(s), then its closing one
-    # the last pushed sequence ids HBase's own source would have written: past every barrier
-    with connected(source) as zk:
-        storage = ReplicationQueueStorage(zk, ZNodePaths(parent=source.znode_parent))
-        pushed = storage.get_last_sequence_ids(sorted(barriers), PEER)
-        assert pushed == {n: storage.get_last_sequence_id(n, PEER) for n in barriers if n in pushed}
-    for region in [merged, *merge["parents"], split["parent"]]:
-        assert pushed[region] >= barriers[region].barriers[-1] - 1, (region, pushed, barriers[region])
-    run_cli("remove_peer", PEER, cluster=key)
+            got = _versions(str(hbrep_cluster.key))
+            settled = not any(q["status"] == "waiting" for q in reports[-1]["queues"])
+            if (got == expected and settled) or time.monotonic() > deadline:
+                break
+        waits = [q["error"] for r in reports for q in r["queues"] if q["status"] == "waiting"]
+        print(f"{len(reports)} cycles, {load.rounds} rounds, waits: {waits}")
+        assert got == expected  # every row's versions, values and timestamps, and so the row-key and cell sets
+        assert {(r, ts, v) for r, vs in got.items() for ts, v in vs} == {
+            (r, ts, v) for r, vs in expected.items() for ts, v in vs
+        }
+        # HBase's barriers held edits back: a later range waited for the earlier one, a daughter for its parent
+        assert any("range before barrier" in w or "parent" in w for w in waits), waits
+        arrivals = _arrivals(hbrep_cluster.root)
+        assert set(arrivals) == {r.encode() for r in expected}
+        for row, stamps in arrivals.items():
+            assert stamps == sorted(stamps), f"row {row!r} arrived out of the source's order: {stamps}"
+            assert len(set(stamps)) == len(expected[row.decode()])
+        # hbase:meta as HBase wrote it: the merged region names its two parents, the split daughter its parent
+        source = ClusterKey.parse(key)
+        (merged,) = source_hbase.admin("locate", TABLE)
+        split, merge = done[1], done[3]
+        with HBaseTableClient(source) as client:
+            barriers = read_replication_barriers(client.locator, client.servers, client.retry)
+        assert set(barriers[merged].parents) == set(merge["parents"]) and barriers[merged].barriers
+        assert all(barriers[d].parents == (split["parent"],) for d in merge["parents"])
+        assert len(barriers[split["parent"]].barriers) >= 2  # its opening(s), then its closing one
+        # the last pushed sequence ids HBase's own source would have written: past every barrier
+        with connected(source) as zk:
+            storage = ReplicationQueueStorage(zk, ZNodePaths(parent=source.znode_parent))
+            pushed = storage.get_last_sequence_ids(sorted(barriers), PEER)
+            assert pushed == {n: storage.get_last_sequence_id(n, PEER) for n in barriers if n in pushed}
+        for region in [merged, *merge["parents"], split["parent"]]:
+            assert pushed[region] >= barriers[region].barriers[-1] - 1, (region, pushed, barriers[region])
+    finally:  # the folder's other tests (syncup ships every queue) must not find this peer
+        run_cli("remove_peer", PEER, cluster=key)
