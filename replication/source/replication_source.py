@@ -29,7 +29,7 @@ from replication.source.metrics import SourceMetrics
 from replication.source.peer_protocol import HBREP, configured_protocol, sink_client_factory
 from replication.source.peer_servers import PeerRegionServers
 from replication.source.read_ahead import ReadAhead
-from replication.source.serial_replication import SerialReplicationChecker
+from replication.source.serial_replication import serial_checker_from_dict
 from replication.source.shipper import ReplicationSourceShipper
 from replication.source.sink_manager import ReplicationSinkManager
 from replication.source.throttler import ReplicationThrottler, source_bandwidth
@@ -116,7 +116,7 @@ def open_peer_endpoint(
     """The endpoint that ships to ``peer`` (its sinks chosen by HBase's rules, its token, its RPC) and the
     watch on the peer's region servers behind it; the caller closes both. ShipFailed when the snapshot
     found the peer unshippable or unreachable. ``source_root``: the source's root dir, sent to an HBase
-    peer for bulk loads (``source/bulk_load.py``)."""
+    peer with bulk-load markers (``source/bulk_load.py``)."""
     peer_secrets(peer)  # a secret the snapshot could not resolve: its one line
     if not peer.peer_cluster_id:
         raise ShipFailed(f"peer {peer.peer_id} at {peer.cluster_key} is unreachable (no cluster id read)")
@@ -191,7 +191,7 @@ def ship_queue(
         bandwidth = int(peer.config.get("bandwidth") or conf.get_int("replication.source.per.peer.node.bandwidth"))
         per_source = source_bandwidth(bandwidth, queues_of_peer, conf.get_bool("hbrep.source.bandwidth.split", False))
         shipper = ReplicationSourceShipper(endpoint, ReplicationThrottler(per_source), metrics, sleep)
-        serial = SerialReplicationChecker.from_dict(peer.serial) if peer.serial is not None else None
+        serial = serial_checker_from_dict(peer.serial) if peer.serial is not None else None
         reader = ReplicationSourceWALReader(fs, root, queue, entry_filter, conf, metrics, serial)
         # HBase's reader and shipper threads: the next batch is read while the peer applies this one
         with ReadAhead(reader.batches(), conf.get_int("replication.source.nb.batches")) as batches:
