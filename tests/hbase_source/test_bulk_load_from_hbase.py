@@ -7,12 +7,15 @@ DefaultSourceFSConfigurationProvider expects. HFiles made by HBase's own writer 
 loaded into the source by HBase's BulkLoadHFilesTool beside ordinary puts; hbrep's ship cycles then
 send the bulk-load marker with the source's directories, the peer's ReplicationSink copies the store
 file and loads it. A ship the peer refuses leaves the hfile-refs; an acknowledged one removes them; a
-re-read of the same WAL (its queue position put back) loads no store file twice.
+re-read of the same WAL (its queue position put back) loads no store file twice. The folder's hbrep
+cluster as the peer, of the shadow peer and of HBase's own replication: its sink reads the store files
+with hbrep's HFile reader and writes their cells.
 """
 
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -196,3 +199,31 @@ def test_a_bulk_load_reaches_an_hbrep_cluster_peer(bulk_source, hbrep_cluster, s
         assert len({json.loads(c)["row"] for c in on_hbrep}) == BULK_ROWS + PUT_ROWS
     finally:
         run_cli("remove_peer", peer, cluster=key)
+
+
+def test_hbases_own_replication_brings_a_bulk_load_into_hbrep(bulk_source, hbrep_cluster, tmp_path: Path):
+    """HBase's own source (an ENABLED native peer to hbrep's HBase RPC listener) ships the bulk-load marker
+    with the source's directories; hbrep's sink reads the store file and writes its cells."""
+    from replication.cluster.hbase_registry import hbase_cluster_key
+
+    source = bulk_source
+    key, table, peer = source.layout().cluster_key, f"native_{uuid.uuid4().hex[:8]}", f"n{uuid.uuid4().hex[:6]}"
+    source.admin("create-table", table, "3", "a:1")
+    families = [ColumnFamilyDescriptor("a", scope=1, max_versions=3)]
+    TableRegistry(LocalFileSystem(), hbrep_cluster.root).create(TableDescriptor.of(table, *families))
+    peer_key = hbase_cluster_key(hbrep_cluster.key, hbrep_cluster.paths)
+    source.admin(
+        "add-peer", json.dumps({"id": peer, "cluster_key": peer_key, "replicate_all": False, "table_cfs": {table: []}})
+    )
+    try:
+        hfiles = tmp_path / "hfiles"
+        source.run_tool(HFILE_TOOL, ["write", hfiles.as_uri(), "a", str(BULK_ROWS), "native", "7000"])
+        source.run_tool(BULK_LOAD_TOOL, [hfiles.as_uri(), table], heap_mb=384)
+        expected = cells(key, table, raw=False)
+        assert len(expected) == BULK_ROWS
+        deadline = time.monotonic() + 180
+        while cells(str(hbrep_cluster.key), table, raw=False) != expected:
+            assert time.monotonic() < deadline, "HBase's bulk load did not arrive in hbrep within 180 s"
+            time.sleep(2)
+    finally:
+        source.admin("remove-peer", peer)
