@@ -141,7 +141,7 @@ BEHAVIOUR: dict[str, list[str]] = {
         "tests/cluster/test_refused_settings.py::test_a_setting_hbrep_cannot_honour_stops_the_region_server"
     ],
     "hbase.replication.bulkload.enabled": [
-        "tests/cluster/test_refused_settings.py::test_a_setting_hbrep_cannot_honour_stops_the_region_server"
+        "tests/cluster/test_refused_settings.py::test_bulk_load_replication_on_starts_the_region_server"
     ],
     "hbrep.lag.alert.ms": [
         "tests/dags/test_chore_dags.py::test_ship_run_fails_loudly_when_lag_passes_the_alert_threshold"

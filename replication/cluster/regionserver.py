@@ -80,10 +80,6 @@ def check_region_server_settings(conf: Config) -> None:
             "hbase.regionserver.wal.enablecompression=true: hbrep's region servers write uncompressed WALs "
             "(hbrep reads HBase's dictionary-compressed ones); set it to false"
         )
-    if conf.get_bool("hbase.replication.bulkload.enabled"):
-        raise ClusterError(
-            "hbase.replication.bulkload.enabled=true: hbrep does not replicate bulk-loaded HFiles; set it to false"
-        )
 
 
 @dataclass

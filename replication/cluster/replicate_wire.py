@@ -34,10 +34,15 @@ class MalformedRequest(HbrepError):
     """The bytes of a ReplicateWALEntry request are not a ReplicateWALEntryRequest."""
 
 
-def serialize_request(entries: Entries, replication_cluster_id: str, codec_class: str) -> bytes:
+def serialize_request(
+    entries: Entries, replication_cluster_id: str, codec_class: str, source_hfile_dirs: tuple[str, str] | None = None
+) -> bytes:
     """The request's bytes (as ``build_request(...).SerializeToString()``), with one copy of the cells: keys
-    as WALEntry messages, then the cells of every entry, in order, as ``codec_class`` writes them."""
+    as WALEntry messages, then the cells of every entry, in order, as ``codec_class`` writes them;
+    ``source_hfile_dirs`` = (sourceBaseNamespaceDirPath, sourceHFileArchiveDirPath) when given."""
     message = Admin_pb2.ReplicateWALEntryRequest(replicationClusterId=replication_cluster_id)
+    if source_hfile_dirs is not None:
+        message.sourceBaseNamespaceDirPath, message.sourceHFileArchiveDirPath = source_hfile_dirs
     for key, count, _cells in entries:
         message.entry.add(associated_cell_count=count).key.CopyFrom(key_to_pb(key, count))
     blocks = cell_block_parts(((count, cells) for _key, count, cells in entries), codec_class)

@@ -26,6 +26,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 
 import numpy as np
 
+from replication.cluster.bulk_load_sink import BulkLoad, split_bulk_loads, store_file_cells
 from replication.cluster.client import ClusterClient
 from replication.cluster.region_routing import row_hash
 from replication.cluster.rpc import uuid_from_pb
@@ -203,6 +204,7 @@ class ReplicationSink:
         self.applied_ops = 0
         self.failed_batches = 0
         self.age_of_last_applied_op = 0
+        self.applied_hfiles = 0  # HBase's sink.appliedHFiles
         self._client = None
         self._pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
@@ -218,9 +220,32 @@ class ReplicationSink:
 
         At most ``hbase.regionserver.replication.handler.count`` requests are applied at once (HBase's
         replication handlers); a request beyond them waits for one to be free, from either RPC listener.
+        Bulk-load markers (a request naming the source's directories) are applied after the other edits:
+        their store files' cells are read from the source and written (bulk_load_sink.py).
         """
         with self._handlers:
-            self._replicate_request(request, cell_block)
+            block = request.cell_block if cell_block is None else cell_block
+            request, block, bulk_loads = split_bulk_loads(request, block)
+            if request.entry or not bulk_loads:
+                self._replicate_request(request, block)
+            for load in bulk_loads:  # after the request's other cells, as HBase's sink does
+                self._bulk_load(request, load)
+
+    def _bulk_load(self, request: Admin_pb2.ReplicateWALEntryRequest, load: BulkLoad) -> None:
+        """Write the cells of one bulk-load marker's store files (bulk_load_sink.py) with its cluster ids."""
+        if not load.descriptor.replicate:
+            return
+        cells = store_file_cells(request, load)
+        if not cells:
+            return
+        columns = CellColumns.from_cells(cells)
+        try:
+            self._check_schema({load.table: {tuple(load.cluster_ids): columns}})
+            self._write(load.table, columns, list(load.cluster_ids))
+        except BaseException:
+            self.failed_batches += 1
+            raise
+        self.applied_hfiles += sum(len(store.store_file) for store in load.descriptor.stores)
 
     def _replicate_request(
         self, request: Admin_pb2.ReplicateWALEntryRequest, cell_block: bytes | memoryview | None = None

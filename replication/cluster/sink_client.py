@@ -69,10 +69,13 @@ class SinkClient:
         timeout_s: float = 60.0,
         tls: TlsSettings | None = None,
         codec_class: str = KEY_VALUE_CODEC_WITH_TAGS,
+        source_hfile_dirs: tuple[str, str] | None = None,
     ):
         """``tls`` (``replication.tls.rpc_client_tls``): a TLS channel; None: plain text. ``codec_class``:
-        how the cells are written (hbase.replication.rpc.codec)."""
+        how the cells are written (hbase.replication.rpc.codec). ``source_hfile_dirs``: where the sink reads
+        the store files of bulk-load markers from (sent with requests that carry one)."""
         self.codec_class = check_codec(codec_class)
+        self.source_hfile_dirs = source_hfile_dirs
         self.server = server_name_or_address
         self.address = rpc.address_of(server_name_or_address)
         self.timeout_s = timeout_s
@@ -85,9 +88,13 @@ class SinkClient:
             response_deserializer=Admin_pb2.ReplicateWALEntryResponse.FromString,
         )
 
-    def replicate(self, entries: Sequence[tuple[WALKey, int, bytes | memoryview]], replication_cluster_id: str) -> None:
-        """Send the entries (key, cell count, encoded cells as in the WAL); returns once the sink made them durable."""
-        request = serialize_request(entries, replication_cluster_id, self.codec_class)
+    def replicate(
+        self, entries: Sequence[tuple[WALKey, int, bytes | memoryview]], replication_cluster_id: str, bulk_load=False
+    ) -> None:
+        """Send the entries (key, cell count, encoded cells as in the WAL); returns once the sink made them durable.
+        ``bulk_load``: an entry is a bulk-load marker (the request then names the source's directories)."""
+        dirs = self.source_hfile_dirs if bulk_load else None
+        request = serialize_request(entries, replication_cluster_id, self.codec_class, dirs)
         try:
             self._replicate(request, timeout=self.timeout_s, metadata=self._metadata)
         except grpc.RpcError as exc:

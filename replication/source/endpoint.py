@@ -105,7 +105,11 @@ class ReplicationEndpoint:
         with self._lock:
             sink = self.sinks.get_sink()
         try:
-            self._client(sink).replicate([(e.key, e.cell_count, e.cell_bytes) for e in entries], self.local_cluster_id)
+            tuples = [(e.key, e.cell_count, e.cell_bytes) for e in entries]
+            if any(e.hfiles for e in entries):  # bulk-load markers: the client names the source's directories
+                self._client(sink).replicate(tuples, self.local_cluster_id, bulk_load=True)
+            else:
+                self._client(sink).replicate(tuples, self.local_cluster_id)
         except errors.SinkError:
             with self._lock:
                 self.sinks.report_bad_sink(sink)

@@ -13,7 +13,8 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from replication.wal.cell_codec import iter_cell_spans
+from replication.wal.bulk_load import encode_marker, is_bulk_load_column, keep_stores, read_bulk_load
+from replication.wal.cell_codec import first_cell_column, iter_cell_spans
 from replication.wal.markers import METAFAMILY, is_replication_marker
 from replication.wal.model import WALKey
 
@@ -36,6 +37,7 @@ class ShipEntry:
     cell_count: int
     cell_bytes: bytes | memoryview
     rows: int = 1  # distinct consecutive row keys (HBase's nbRowKeys, reported as shippedOps)
+    hfiles: tuple[str, ...] = ()  # a bulk-load marker's store files (HBase's nbHFiles; their hfile-refs)
 
     @property
     def size(self) -> int:
@@ -61,8 +63,12 @@ class EntryFilter:
         need_to_replicate: Callable[[str, str | None], bool],
         local_cluster_id: uuid.UUID,
         peer_cluster_id: uuid.UUID | None,
+        hfile_pending: Callable[[str], bool] | None = None,
     ):
+        """``hfile_pending(store file name)``: ship bulk-load markers (HBase's bulk-load replication), each
+        store file only while it is still pending for the peer (its hfile-refs znode); None drops them."""
         self._need = need_to_replicate
+        self._hfile_pending = hfile_pending
         self._local = local_cluster_id
         self._peer = peer_cluster_id
         self._table_cache: dict[bytes, tuple[str, bool]] = {}
@@ -123,6 +129,9 @@ class EntryFilter:
         for family, start, end in iter_cell_spans(cell_bytes, cell_count):
             wanted = decided.get(family)
             if wanted is None:
+                # a bulk-load marker (one METAFAMILY cell): checked at a family's first cell only, off the hot path
+                if family == METAFAMILY and cell_count == 1 and self._hfile_pending and _is_bulk_load(cell_bytes):
+                    return self._bulk_load(key, table, scopes, cell_bytes)
                 wanted = decided[family] = self._family_wanted(table, family, scopes)
             if wanted:
                 count += 1
@@ -141,5 +150,33 @@ class EntryFilter:
         # read chunks (a memoryview slice kept its whole chunk alive: bench/ship_memory.py)
         every_cell = len(kept) == 1 and kept[0] == (0, len(cell_bytes))
         body = raw if every_cell else b"".join(cell_bytes[s:e] for s, e in kept)
+        return ShipEntry(self._marked(key), count, body, rows)
+
+    def _marked(self, key: WALKey) -> WALKey:
+        """ClusterMarkingEntryFilter: the key with this cluster's id added to its cluster ids."""
         cluster_ids = key.cluster_ids if self._local in key.cluster_ids else [*key.cluster_ids, self._local]
-        return ShipEntry(replace(key, cluster_ids=cluster_ids), count, body, rows)
+        return replace(key, cluster_ids=cluster_ids)
+
+    def _bulk_load(self, key: WALKey, table: str, scopes: dict[bytes, int], cell_bytes) -> ShipEntry | None:
+        """A bulk-load marker as it ships: only the stores of GLOBAL families the peer wants
+        (ScopeWALEntryFilter's BulkLoadCellFilter, NamespaceTableCfWALEntryFilter), only the files still
+        pending for the peer; None when nothing is left or the descriptor says not to replicate."""
+        pending = self._hfile_pending
+        assert pending is not None
+        marker = read_bulk_load(cell_bytes)
+        if not marker.descriptor.replicate:
+            return None
+        kept = keep_stores(
+            marker,
+            lambda family, name: self._family_wanted(table, family, scopes) and pending(name),
+        )
+        if kept is None:
+            return None
+        return ShipEntry(self._marked(key), 1, encode_marker(kept), 1, tuple(kept.store_files()))
+
+
+def _is_bulk_load(cell_bytes: bytes | memoryview) -> bool:
+    try:
+        return is_bulk_load_column(*first_cell_column(cell_bytes))
+    except Exception:
+        return False

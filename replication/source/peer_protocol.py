@@ -22,8 +22,10 @@ from kazoo.client import KazooClient
 from replication.cluster.hbase_rpc.cell_block import check_codec
 from replication.cluster.hbase_rpc.sink_client import HBaseSinkClient
 from replication.cluster.hbase_rpc.tls import client_context
+from replication.cluster.sink_client import SinkClient
 from replication.config import Config
 from replication.errors import HbrepError
+from replication.tls import rpc_client_tls
 from replication.zk.layout import cluster_info_path
 
 PEER_PROTOCOL_KEY = "hbrep.peer.protocol"
@@ -52,15 +54,33 @@ def detect_protocol(peer_zk: KazooClient, znode_parent: str) -> str:
     return HBREP if peer_zk.exists(cluster_info_path(znode_parent)) else HBASE
 
 
-def sink_client_factory(protocol: str, conf: Config) -> Callable[[str, str, float], object] | None:
-    """The endpoint's client factory ``(sink, token, timeout) → client`` for ``protocol`` (None: hbrep's default)."""
+def sink_client_factory(
+    protocol: str, conf: Config, source_hfile_dirs: tuple[str, str] | None = None
+) -> Callable[[str, str, float], object] | None:
+    """The endpoint's client factory ``(sink, token, timeout) → client`` for ``protocol`` (None: hbrep's default).
+    An HBase peer's requests carry ``hbase.replication.cluster.id`` when set (else the source cluster's id);
+    ``source_hfile_dirs`` (where a peer's sink copies bulk-loaded store files from) go to either kind of peer."""
     if protocol != HBASE:
-        return None
+        if source_hfile_dirs is None:
+            return None
+        tls_settings = rpc_client_tls(conf)
+        rpc_codec = conf.get_str("hbase.replication.rpc.codec")
+
+        def hbrep_factory(sink: str, token: str, timeout_s: float) -> SinkClient:
+            return SinkClient(
+                sink, token, timeout_s, tls=tls_settings, codec_class=rpc_codec, source_hfile_dirs=source_hfile_dirs
+            )
+
+        return hbrep_factory
     codec = check_codec(conf.get_str("hbase.replication.rpc.codec"))
     user = conf.get_str("hbrep.hbase.rpc.user", "") or None
     tls = client_context(conf)
+    replication_cluster_id = conf.get_str("hbase.replication.cluster.id", "")
 
     def factory(sink: str, _token: str, timeout_s: float) -> HBaseSinkClient:
-        return HBaseSinkClient(sink, timeout_s, codec_class=codec, user=user, tls=tls)
+        return HBaseSinkClient(
+            sink, timeout_s, codec_class=codec, user=user, tls=tls,
+            replication_cluster_id=replication_cluster_id, source_hfile_dirs=source_hfile_dirs,
+        )  # fmt: skip
 
     return factory

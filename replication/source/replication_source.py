@@ -21,6 +21,7 @@ from replication.cluster.info import cluster_token
 from replication.config import Config
 from replication.errors import HbrepError
 from replication.fs import get_filesystem
+from replication.source.bulk_load import PeerHFileRefs, source_hfile_dirs
 from replication.source.endpoint import ReplicationEndpoint, ShipFailed
 from replication.source.filters import EntryFilter, table_name_str
 from replication.source.manifest import Manifest, PeerTask, QueueResult, QueueTask, WalProgress
@@ -110,10 +111,12 @@ def open_peer_endpoint(
     client_factory: Callable[[str, str, float], object] | None = None,
     sleep: Callable[[float], None] = time.sleep,
     drop_entries_of_missing_table: Callable[[str], bool] | None = None,
+    source_root: str | None = None,
 ) -> tuple[ReplicationEndpoint, PeerRegionServers]:
     """The endpoint that ships to ``peer`` (its sinks chosen by HBase's rules, its token, its RPC) and the
     watch on the peer's region servers behind it; the caller closes both. ShipFailed when the snapshot
-    found the peer unshippable or unreachable."""
+    found the peer unshippable or unreachable. ``source_root``: the source's root dir, sent to an HBase
+    peer with bulk-load markers (``source/bulk_load.py``)."""
     peer_secrets(peer)  # a secret the snapshot could not resolve: its one line
     if not peer.peer_cluster_id:
         raise ShipFailed(f"peer {peer.peer_id} at {peer.cluster_key} is unreachable (no cluster id read)")
@@ -132,7 +135,8 @@ def open_peer_endpoint(
             peer_token(peer, conf) if peer.protocol == HBREP else "",
             conf,
             source_cluster_id,
-            client_factory=client_factory or sink_client_factory(peer.protocol, conf),
+            client_factory=client_factory
+            or sink_client_factory(peer.protocol, conf, source_hfile_dirs(source_root) if source_root else None),
             sleep=sleep,
             drop_entries_of_missing_table=drop_entries_of_missing_table,
         )
@@ -164,6 +168,7 @@ def ship_queue(
     entry_filter = None
     endpoint = None
     peer_servers = None
+    hfile_refs = None
     try:
         conf = manifest_conf(manifest)
         warn_on_long_queue(queue, conf)
@@ -173,12 +178,14 @@ def ship_queue(
         configured_protocol(peer.peer_id, peer_conf.configuration)  # a bad hbrep.peer.protocol: its own error
         if not peer.peer_cluster_id:
             raise ShipFailed(f"peer {peer.peer_id} at {peer.cluster_key} is unreachable (no cluster id read)")
+        hfile_refs = source_hfile_refs(manifest, conf, peer.peer_id)  # opens a session at a bulk load only
         entry_filter = EntryFilter(
-            shipped_tables(peer, peer_conf), uuid.UUID(manifest.source_cluster_id), uuid.UUID(peer.peer_cluster_id)
-        )
+            shipped_tables(peer, peer_conf), uuid.UUID(manifest.source_cluster_id), uuid.UUID(peer.peer_cluster_id),
+            hfile_pending=hfile_refs.pending,
+        )  # fmt: skip
         endpoint, peer_servers = open_peer_endpoint(
             peer, conf, manifest.source_cluster_id, client_factory=client_factory, sleep=sleep,
-            drop_entries_of_missing_table=_table_gone_on_source(fs, root),
+            drop_entries_of_missing_table=_table_gone_on_source(fs, root), source_root=manifest.source_root,
         )  # fmt: skip
         queues_of_peer = max(1, sum(1 for q in manifest.queues if q.peer_id == peer.peer_id))
         bandwidth = int(peer.config.get("bandwidth") or conf.get_int("replication.source.per.peer.node.bandwidth"))
@@ -190,6 +197,8 @@ def ship_queue(
         with ReadAhead(reader.batches(), conf.get_int("replication.source.nb.batches")) as batches:
             for batch in batches:
                 shipper.ship(batch)
+                if hfile_refs is not None:  # acknowledged: the store files leave the peer's hfile-refs
+                    hfile_refs.acknowledged(name for entry in batch.entries for name in entry.hfiles)
                 wal = progress[batch.wal.name]
                 wal.end_position = batch.last_position
                 for region, seq in batch.last_seq_ids.items():
@@ -216,6 +225,9 @@ def ship_queue(
         if peer_servers is not None:
             with suppress(Exception):
                 peer_servers.close()
+        if hfile_refs is not None:
+            with suppress(Exception):
+                hfile_refs.close()
     if entry_filter is not None and entry_filter.markers:  # HBase's replication markers: heartbeats, not data
         metrics.inc("replicationMarkers", entry_filter.markers)
     result.drained = queue.recovered and result.status == "ok" and all(w.done for w in result.wals)
@@ -223,6 +235,14 @@ def ship_queue(
         metrics.inc("completedRecoverQueues")
     result.metrics = metrics.as_dict()
     return result
+
+
+def source_hfile_refs(manifest: Manifest, conf: Config, peer_id: str) -> PeerHFileRefs:
+    """The peer's hfile-refs on the source cluster (a ZooKeeper session opened at the first bulk load)."""
+    key = ClusterKey.parse(manifest.source_cluster_key)
+    return PeerHFileRefs(
+        lambda: connect(key, timeout=10.0, **zk_options(conf)), ZNodePaths(conf, parent=key.znode_parent), peer_id
+    )
 
 
 def warn_on_long_queue(queue: QueueTask, conf: Config) -> None:

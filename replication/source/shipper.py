@@ -43,7 +43,10 @@ class ReplicationSourceShipper:
         finally:
             self.metrics.inc("failedBatches", self.endpoint.failed_batches - before)
         self.metrics.inc("shippedBatches")
-        self.metrics.inc("shippedOps", _distinct_rows(batch.entries))
+        hfiles = sum(len(e.hfiles) for e in batch.entries)
+        self.metrics.inc("shippedOps", _distinct_rows(batch.entries) + hfiles)  # nbRowKeys + nbHFiles
+        if hfiles:
+            self.metrics.inc("shippedHFiles", hfiles)
         self.metrics.inc("shippedBytes", sum(len(e.cell_bytes) for e in batch.entries))
         last_entry_time = batch.last_entry_write_time
         self.metrics.last_shipped_write_time = last_entry_time

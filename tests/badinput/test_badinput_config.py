@@ -98,7 +98,6 @@ def test_cluster_start_with_a_bad_site_file_starts_nothing(tmp_path, cluster_key
     ("key", "why"),
     [
         ("hbase.regionserver.wal.enablecompression", "hbrep's region servers write uncompressed WALs"),
-        ("hbase.replication.bulkload.enabled", "hbrep does not replicate bulk-loaded HFiles"),
     ],
 )
 def test_cluster_start_refuses_what_its_region_servers_cannot_honour(tmp_path, cluster_key, key, why):

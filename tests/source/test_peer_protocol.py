@@ -41,3 +41,24 @@ def test_an_hbase_peer_gets_hbases_rpc_client_with_the_configured_codec():
         assert isinstance(client, HBaseSinkClient) and client.codec_class.endswith(".KeyValueCodec")
     finally:
         client.close()
+
+
+def test_an_hbase_peers_requests_carry_the_replication_cluster_id_and_the_source_dirs():
+    from replication.cluster.hbase_rpc.sink_client import build_request
+    from replication.wal.model import WALKey
+
+    conf = Config.load(env={}, overrides={"hbase.replication.cluster.id": "src-a"})
+    dirs = ("file:/srv/hbase/data", "file:/srv/hbase/archive/data")
+    client = sink_client_factory(HBASE, conf, dirs)("localhost,16020,1", "", 5.0)
+    try:
+        assert (client.replication_cluster_id, client.source_hfile_dirs) == ("src-a", dirs)
+    finally:
+        client.close()
+    entries = [(WALKey(b"e" * 32, b"t1", 1, 1000, {b"a": 1}), 0, b"")]
+    request = build_request(entries, "src-a", dirs)
+    assert (request.replicationClusterId, request.sourceBaseNamespaceDirPath, request.sourceHFileArchiveDirPath) == (
+        "src-a",
+        *dirs,
+    )
+    plain = build_request(entries, "uuid-of-source")
+    assert not plain.HasField("sourceBaseNamespaceDirPath") and plain.replicationClusterId == "uuid-of-source"

@@ -3,9 +3,11 @@
 The same interface as hbrep's gRPC ``SinkClient`` (``replicate(entries, cluster id)``, ``close``), so
 the endpoint's retry and bad-sink rules apply unchanged. Each call is
 ``AdminService.ReplicateWALEntry(ReplicateWALEntryRequest{entry = WALEntry{key, associated_cell_count},
-replicationClusterId})`` with the cells in the RPC cell block (``ReplicationProtobufUtil.
-buildReplicateWALEntryRequest``): the keys carry the source cluster ids (``cluster_ids``) the filter
-chain marked, so the peer's WAL keeps them and never ships the edits back. Authentication is SIMPLE.
+replicationClusterId, sourceBaseNamespaceDirPath, sourceHFileArchiveDirPath})`` with the cells in the
+RPC cell block (``ReplicationProtobufUtil.buildReplicateWALEntryRequest``); the two directories, when the
+source gives them, tell the peer's sink where to copy a bulk load's store files from. The keys carry
+the source cluster ids (``cluster_ids``) the filter chain marked, so the peer's WAL keeps them and never
+ships the edits back. Authentication is SIMPLE.
 """
 
 from __future__ import annotations
@@ -29,9 +31,14 @@ REPLICATE_WAL_ENTRY = "ReplicateWALEntry"
 Entries = Sequence[tuple[WALKey, int, bytes | memoryview]]
 
 
-def build_request(entries: Entries, replication_cluster_id: str) -> Admin_pb2.ReplicateWALEntryRequest:
-    """The request message: one WALEntry per entry (key + associated_cell_count), no cells inside it."""
+def build_request(
+    entries: Entries, replication_cluster_id: str, source_hfile_dirs: tuple[str, str] | None = None
+) -> Admin_pb2.ReplicateWALEntryRequest:
+    """The request message: one WALEntry per entry (key + associated_cell_count), no cells inside it;
+    ``source_hfile_dirs`` = (sourceBaseNamespaceDirPath, sourceHFileArchiveDirPath) when given."""
     request = Admin_pb2.ReplicateWALEntryRequest(replicationClusterId=replication_cluster_id)
+    if source_hfile_dirs is not None:
+        request.sourceBaseNamespaceDirPath, request.sourceHFileArchiveDirPath = source_hfile_dirs
     for key, count, _cells in entries:
         entry = request.entry.add(associated_cell_count=count)
         entry.key.CopyFrom(key_to_pb(key, count))
@@ -61,17 +68,24 @@ class HBaseSinkClient:
         codec_class: str = KEY_VALUE_CODEC_WITH_TAGS,
         user: str | None = None,
         tls: ssl.SSLContext | None = None,
+        replication_cluster_id: str = "",
+        source_hfile_dirs: tuple[str, str] | None = None,
     ):
+        """``replication_cluster_id`` (HBase's ``hbase.replication.cluster.id``) replaces the id the caller
+        passes to :meth:`replicate` when set; ``source_hfile_dirs`` go in every request."""
         self.server = server_name_or_address
+        self.replication_cluster_id = replication_cluster_id
+        self.source_hfile_dirs = source_hfile_dirs
         host, port = address_of(server_name_or_address).rsplit(":", 1)
         self.codec_class = check_codec(codec_class)
         self._connection = RpcConnection(
             host, int(port), ADMIN_SERVICE, self.codec_class, user or getpass.getuser(), timeout_s, tls=tls
         )
 
-    def replicate(self, entries: Entries, replication_cluster_id: str) -> None:
-        """Send the entries (key, cell count, framed cells); returns once the sink applied them, else SinkError."""
-        request = build_request(entries, replication_cluster_id)
+    def replicate(self, entries: Entries, replication_cluster_id: str, bulk_load: bool = False) -> None:
+        """Send the entries (key, cell count, framed cells); returns once the sink applied them, else SinkError.
+        Every request names the source's directories when known, as HBase's source does (``bulk_load`` unused)."""
+        request = build_request(entries, self.replication_cluster_id or replication_cluster_id, self.source_hfile_dirs)
         cell_block = build_cell_block(((count, cells) for _key, count, cells in entries), self.codec_class)
         try:
             self._connection.call(REPLICATE_WAL_ENTRY, request, Admin_pb2.ReplicateWALEntryResponse, cell_block)
