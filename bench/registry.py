@@ -60,6 +60,7 @@ BENCHMARKS: list[str] = [
     "hbase_client",
     "dag_import",
     "scheduler",
+    "failover_events",
 ]
 
 # Benchmarks that run the engine in one already-running Spark session, without Airflow's scheduler: the
@@ -67,7 +68,7 @@ BENCHMARKS: list[str] = [
 ENGINE_ONLY = {
     "cycle_cost", "e2e", "lag", "ship_memory", "hot_paths", "wal_on_hdfs", "hbase_native", "repair", "seed_rate",
 }  # fmt: skip
-THROUGH_SCHEDULER = ["scheduler", "native_vs_hbrep"]
+THROUGH_SCHEDULER = ["scheduler", "native_vs_hbrep", "failover_events"]
 
 
 def machine() -> str:
