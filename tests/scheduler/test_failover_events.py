@@ -168,8 +168,9 @@ def _catch_task_runner(stack: SchedulerStack, run_id: str, timeout: float = 120)
     looked for while the task starts; None when the task ended before it was seen."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        (ti,) = [t for t in stack.api.task_instances(FAILOVER, run_id) if t["task_id"] == "claim"]
-        if ti["state"] in ("success", "failed", "skipped", "upstream_failed"):
+        tis = [t for t in stack.api.task_instances(FAILOVER, run_id) if t["task_id"] == "claim"]
+        ti = tis[0] if tis else {}  # none until the scheduler has looked at the new run
+        if ti.get("state") in ("success", "failed", "skipped", "upstream_failed"):
             return None
         if ti.get("id"):
             title = f"airflow worker -- {ti['id']}".encode()
