@@ -164,10 +164,12 @@ def failover_once(
             # meanwhile in oldWALs/), which takes seconds for a big WAL on a busy machine; a run that dies
             # between the two leaves the WAL directory, so the next run finds the server dead and recovers it
             claimer = rng.choice(live)
+            had_queues = zk.exists(paths.replicator(server)) is not None
             claimed = claim_queues(zk, paths, server, claimer, peers.peer_exists)
             outcome.claimer = claimer
-            if not claimed and zk.exists(paths.replicator(server)):
-                outcome.action = "lost-race"  # the winner recovers the edits
+            if not claimed and (had_queues or zk.exists(paths.replicator(server))):
+                # another run holds or took the claim (two runs for one death): it records and replays
+                outcome.action = "lost-race"
                 continue
             outcome.action = "claimed" if claimed else "nothing-to-claim"
             for queue in claimed:
@@ -176,9 +178,11 @@ def failover_once(
                 else:
                     outcome.moved[queue.old_queue_id] = queue.new_queue_id or ""
                     outcome.wals_moved += len(queue.wals)
-            _forget_mark(zk, paths, server)
             _record(source, outcome)
             outcome.recovery = _recover(source, server)
+            # the mark goes last: a run that finds the server dead meanwhile (its WAL directory not yet
+            # archived) reads the same mark, so its record names the same death and keeps this one's
+            _forget_mark(zk, paths, server)
         except ClaimError as exc:
             outcome.action, outcome.error = "error", str(exc)
             LOG.error("Failover of %s: %s", server, exc)
@@ -206,6 +210,8 @@ def _forget_mark(zk: KazooClient, paths: ZNodePaths, server: str) -> None:
 
 
 def _record(source: SourceCluster, outcome: ServerFailover) -> None:
+    """The death's failover record: the run that moved queues writes it over any other; a run that found
+    nothing to claim keeps one already there (another run's)."""
     store = MetricsStore(source.fs, source.root)
     store.record_failover(
         {
@@ -216,5 +222,6 @@ def _record(source: SourceCluster, outcome: ServerFailover) -> None:
             "moved": outcome.moved,
             "dropped": outcome.dropped,
             "wals_moved": outcome.wals_moved,
-        }
+        },
+        replace=bool(outcome.moved or outcome.dropped),
     )
