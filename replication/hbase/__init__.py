@@ -16,8 +16,9 @@ HBase's ``ZKConnectionRegistry`` finds it. One concept per module:
 - ``shadow_peers``: ``add_peer --shadow`` / ``remove_peer`` of a shadow peer through ``master_admin``;
 - ``peer_doctor``: peer znodes a running master does not know (issue 49), and how to recover;
 - the ClientService half (``meta_locator``, ``client_service``, ``table_client`` and their helpers):
-  reading and writing a real HBase's tables through its region servers.
+  reading and writing a real HBase's tables through its region servers;
+- ``replication_barriers``: hbase:meta's ``rep_barrier`` family, for serial peers of a real HBase source.
 
-It may import cluster/, zk/, tables/, config and errors; nothing in cluster/, zk/, wal/, tables/ or
-source/ imports it.
+It may import cluster/, zk/, tables/, config and errors; nothing in cluster/, zk/, wal/ or tables/ imports
+it. source/ sits above it: its snapshot reads a real HBase source's replication barriers through it.
 """

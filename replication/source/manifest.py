@@ -58,7 +58,8 @@ class PeerTask:
     peer_root: str | None
     sinks: list[str]
     protocol: str = "hbrep"  # the RPC the peer's sinks speak: hbrep | hbase (source/peer_protocol.py)
-    # a serial peer's barriers and queue positions (SerialReplicationChecker.to_dict), else None
+    # a serial peer's barriers and queue positions (SerialReplicationChecker.to_dict; for a real HBase source
+    # HBaseSerialChecker.to_dict, kind "hbase"), else None
     serial: dict[str, Any] | None = None
 
 

@@ -28,7 +28,7 @@ from replication.source.metrics import SourceMetrics
 from replication.source.peer_protocol import HBREP, configured_protocol, sink_client_factory
 from replication.source.peer_servers import PeerRegionServers
 from replication.source.read_ahead import ReadAhead
-from replication.source.serial_replication import SerialReplicationChecker
+from replication.source.serial_replication import serial_checker_from_dict
 from replication.source.shipper import ReplicationSourceShipper
 from replication.source.sink_manager import ReplicationSinkManager
 from replication.source.throttler import ReplicationThrottler, source_bandwidth
@@ -184,7 +184,7 @@ def ship_queue(
         bandwidth = int(peer.config.get("bandwidth") or conf.get_int("replication.source.per.peer.node.bandwidth"))
         per_source = source_bandwidth(bandwidth, queues_of_peer, conf.get_bool("hbrep.source.bandwidth.split", False))
         shipper = ReplicationSourceShipper(endpoint, ReplicationThrottler(per_source), metrics, sleep)
-        serial = SerialReplicationChecker.from_dict(peer.serial) if peer.serial is not None else None
+        serial = serial_checker_from_dict(peer.serial) if peer.serial is not None else None
         reader = ReplicationSourceWALReader(fs, root, queue, entry_filter, conf, metrics, serial)
         # HBase's reader and shipper threads: the next batch is read while the peer applies this one
         with ReadAhead(reader.batches(), conf.get_int("replication.source.nb.batches")) as batches:

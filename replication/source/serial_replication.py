@@ -26,6 +26,8 @@ from bisect import bisect_right
 from dataclasses import asdict
 from typing import Any
 
+from replication.source.hbase_serial_checker import KIND as HBASE_KIND
+from replication.source.hbase_serial_checker import HBaseSerialChecker
 from replication.wal.names import server_of_wal, wal_start_timestamp
 from replication.zk.serial_barriers import Barrier, describe_epoch
 
@@ -70,8 +72,9 @@ class SerialReplicationChecker:
         index = bisect_right(self._positions.get(server, []), wal_order(wal, offset))
         return self.barriers[server][index - 1].epoch if index else None
 
-    def can_push(self, wal: str, offset: int) -> bool:
-        """True when the entry at ``offset`` of ``wal`` may be pushed now; else ``reason`` says why not."""
+    def can_push(self, wal: str, offset: int, region: str = "", seq: int = -1) -> bool:
+        """True when the entry at ``offset`` of ``wal`` may be pushed now; else ``reason`` says why not (its
+        region and sequence id do not matter to hbrep's barriers, only to a real HBase's)."""
         epoch = self.epoch_of(wal, offset)
         if epoch is None:
             return True
@@ -102,3 +105,14 @@ class SerialReplicationChecker:
                     )
                     return False
         return True
+
+
+SerialChecker = SerialReplicationChecker | HBaseSerialChecker
+
+
+def serial_checker_from_dict(raw: dict[str, Any]) -> SerialChecker:
+    """The checker a manifest's ``serial`` dict describes: a real HBase source's (``kind`` "hbase", HBase's
+    barriers in hbase:meta) or hbrep's own (its routing-epoch barriers)."""
+    if raw.get("kind") == HBASE_KIND:
+        return HBaseSerialChecker.from_dict(raw)
+    return SerialReplicationChecker.from_dict(raw)

@@ -22,7 +22,10 @@ from replication.cluster.source_cluster import SourceCluster
 from replication.config import Config
 from replication.errors import HbrepError
 from replication.fs import FileSystem
+from replication.hbase.replication_barriers import read_replication_barriers
+from replication.hbase.table_client import HBaseTableClient
 from replication.secrets import SecretLookup, resolve_peer_secrets
+from replication.source.hbase_serial_checker import HBaseSerialChecker
 from replication.source.manifest import Manifest, PeerTask, QueueTask, WalTask
 from replication.source.peer_protocol import HBREP, UnknownPeerProtocol, configured_protocol, detect_protocol
 from replication.source.serial_replication import SerialReplicationChecker
@@ -195,7 +198,10 @@ def build_manifest(
         )
         if peers[info.peer_id].enabled and queue_has_work(source.fs, task):
             queues.append(task)
-    _add_serial_checks(zk, source.paths, peers, snapshot, live)
+    if source.is_real_hbase:
+        _add_hbase_serial_checks(zk, source, conf, peers, queues)
+    else:
+        _add_serial_checks(zk, source.paths, peers, snapshot, live)
     return Manifest(
         cycle_id=cycle_id or f"cycle-{int(time.time() * 1000)}-{uuid.uuid4().hex[:6]}",
         created_ms=int(time.time() * 1000),
@@ -235,3 +241,45 @@ def _add_serial_checks(
             for name, wal in state.wals.items():
                 queued[name] = min(queued.get(name, wal.position), wal.position)
         peers[peer_id].serial = SerialReplicationChecker(barriers, live, queued).to_dict()
+
+
+def _add_hbase_serial_checks(
+    zk: KazooClient, source: SourceCluster, conf: Config, peers: dict[str, PeerTask], queues: list[QueueTask]
+) -> None:
+    """Give each enabled serial peer of a real HBase source what its HBaseSerialChecker needs, in this order:
+    the length of every WAL it is about to read (entries past them wait for a later pass), then hbase:meta's
+    replication barriers, then the peer's last pushed sequence ids of the regions that have barriers."""
+    serial = [pid for pid, peer in peers.items() if peer.enabled and peer.config.get("serial")]
+    if not serial:
+        return
+    limits: dict[str, dict[str, int]] = {pid: {} for pid in serial}
+    for queue in queues:
+        if queue.peer_id in limits:
+            for wal in queue.wals:
+                limits[queue.peer_id][wal.name] = _readable_length(source.fs, wal.path)
+    try:
+        with HBaseTableClient(source.key, conf, zk=zk) as client:
+            barriers = read_replication_barriers(client.locator, client.servers, client.retry)
+    except HbrepError as exc:  # unordered is not an option: the serial peers' queues wait, saying why
+        LOG.warning("Serial peers %s wait: hbase:meta's replication barriers unreadable: %s", serial, exc)
+        for peer_id in serial:
+            peers[peer_id].serial = HBaseSerialChecker({}, {}, {}, unavailable=str(exc)).to_dict()
+        return
+    regions = {
+        name: {"barriers": list(b.barriers), "state": b.state, "parents": list(b.parents)}
+        for name, b in barriers.items()
+    }
+    storage = ReplicationQueueStorage(zk, source.paths)
+    for peer_id in serial:
+        pushed = storage.get_last_sequence_ids(sorted(regions), peer_id)
+        peers[peer_id].serial = HBaseSerialChecker(regions, pushed, limits[peer_id]).to_dict()
+
+
+def _readable_length(fs: FileSystem, path: str | None) -> int:
+    """How many bytes of a WAL can be read now (0 when it cannot be found: its entries wait)."""
+    if path is None:
+        return 0
+    try:
+        return fs.readable_length(path)
+    except Exception:  # moved to oldWALs/ meanwhile, or unreadable: the next pass measures it again
+        return 0

@@ -26,7 +26,7 @@ from replication.fs.types import FileSystemError
 from replication.source.filters import EntryFilter, ShipEntry
 from replication.source.manifest import QueueTask, WalTask
 from replication.source.metrics import SourceMetrics
-from replication.source.serial_replication import SerialReplicationChecker
+from replication.source.serial_replication import SerialChecker
 from replication.wal.errors import WALNotFound
 from replication.wal.names import find_wal, order_wals
 from replication.wal.reader import open_wal
@@ -76,7 +76,7 @@ class ReplicationSourceWALReader:
         entry_filter: EntryFilter,
         conf: Config,
         metrics: SourceMetrics,
-        serial: SerialReplicationChecker | None = None,
+        serial: SerialChecker | None = None,
     ):
         self.fs = fs
         self.serial = serial
@@ -170,14 +170,14 @@ class ReplicationSourceWALReader:
         try:
             for raw in reader.raw_entries():
                 if self.serial is not None:
-                    if not self.serial.can_push(wal.name, raw.start):
+                    region = raw.key.encoded_region_name.decode()
+                    if not self.serial.can_push(wal.name, raw.start, region, raw.key.log_sequence_number):
                         # stop before this entry; the queue goes on from here in a later pass
                         self.waiting = self.serial.reason
                         self.metrics.inc("serialWaits")
                         batch.last_position = raw.start
                         yield batch
                         return
-                    region = raw.key.encoded_region_name.decode()
                     batch.last_seq_ids[region] = max(batch.last_seq_ids.get(region, 0), raw.key.log_sequence_number)
                 self.metrics.inc("logEditsRead")
                 self.metrics.inc("logReadInBytes", raw.end - raw.start)

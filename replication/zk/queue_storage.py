@@ -173,6 +173,22 @@ class ReplicationQueueStorage:
                 return None
         return codec.parse_position(data, path)
 
+    def get_last_sequence_ids(self, regions: list[str], peer_id: str) -> dict[str, int]:
+        """The last pushed sequence ids of those ``regions`` for ``peer_id`` that have one, read with the
+        requests in flight together (one round trip's wait for many regions)."""
+        pending = [(region, self.zk.get_async(self.paths.last_pushed_sequence_id(region, peer_id)))
+                   for region in regions]  # fmt: skip
+        out: dict[str, int] = {}
+        for region, request in pending:
+            path = self.paths.last_pushed_sequence_id(region, peer_id)
+            with zk_access(path):
+                try:
+                    data, _ = request.get()
+                except NoNodeError:
+                    continue
+            out[region] = codec.parse_position(data, path)
+        return out
+
     def get_wal_position(self, server: str, queue_id: str, wal: str) -> int:
         """The recorded position (0 for an empty znode); QueueStorageError when the WAL is not queued."""
         path = self.paths.wal(server, queue_id, wal)

@@ -88,6 +88,9 @@ import org.apache.hbase.thirdparty.com.google.gson.JsonParser;
  * locate TABLE                   each region of TABLE (encoded name) and the server holding it
  * split TABLE ROW                split the region of TABLE holding ROW at ROW (Admin.splitRegionAsync), wait
  *                                until the procedure is done; prints the table's regions (encoded names)
+ * merge TABLE ROW_A ROW_B        merge the two adjacent regions holding ROW_A and ROW_B (Admin.mergeRegionsAsync),
+ *                                wait; prints {"parents": [...], "regions": [...]} (encoded names)
+ * reopen TABLE                   close and open again every region of TABLE (Admin.unassign, Admin.assign)
  * wal [--count] FILE...          per file (a JSON array), every entry of the WAL through HBase's own WALStreamReader, up to its
  *                                last whole entry (a WAL still being written ends in a partial one); with
  *                                --count only the numbers and the seconds the reading took
@@ -247,6 +250,10 @@ public final class AdminTool {
         return split(admin, TableName.valueOf(args[1]), Bytes.toBytes(args[2]));
       case "move":
         return move(admin, connection, TableName.valueOf(args[1]));
+      case "reopen":
+        return reopen(admin, TableName.valueOf(args[1]));
+      case "merge":
+        return merge(admin, TableName.valueOf(args[1]), Bytes.toBytes(args[2]), Bytes.toBytes(args[3]));
       case "locate": {
         JsonObject located = new JsonObject();
         try (RegionLocator locator = connection.getRegionLocator(TableName.valueOf(args[1]))) {
@@ -259,6 +266,48 @@ public final class AdminTool {
       default:
         throw new IllegalArgumentException("unknown command " + args[0]);
     }
+  }
+
+  /** Closes and opens again every region of the table (what a move does; with one server, on the same one). */
+  private static JsonObject reopen(Admin admin, TableName table) throws Exception {
+    JsonObject reopened = new JsonObject();
+    for (RegionInfo region : admin.getRegions(table)) {
+      admin.unassign(region.getRegionName());
+      admin.assign(region.getRegionName());
+      reopened.addProperty(region.getEncodedName(), "reopened");
+    }
+    return reopened;
+  }
+
+  /** Merges the two regions holding rowA and rowB (adjacent regions), waiting for the merge. */
+  private static JsonElement merge(Admin admin, TableName table, byte[] rowA, byte[] rowB) throws Exception {
+    RegionInfo a = null;
+    RegionInfo b = null;
+    for (RegionInfo region : admin.getRegions(table)) {
+      if (region.containsRow(rowA)) {
+        a = region;
+      }
+      if (region.containsRow(rowB)) {
+        b = region;
+      }
+    }
+    if (a == null || b == null || a.equals(b)) {
+      throw new IllegalArgumentException("rows " + Bytes.toStringBinary(rowA) + " and "
+          + Bytes.toStringBinary(rowB) + " of " + table + " are not in two regions");
+    }
+    admin.mergeRegionsAsync(new byte[][] { a.getEncodedNameAsBytes(), b.getEncodedNameAsBytes() }, false)
+        .get(180, TimeUnit.SECONDS);
+    JsonArray regions = new JsonArray();
+    for (RegionInfo region : admin.getRegions(table)) {
+      regions.add(region.getEncodedName());
+    }
+    JsonObject out = new JsonObject();
+    JsonArray parents = new JsonArray();
+    parents.add(a.getEncodedName());
+    parents.add(b.getEncodedName());
+    out.add("parents", parents);
+    out.add("regions", regions);
+    return out;
   }
 
   /** Moves every region of the table to another live region server (Admin.move, which waits for the
