@@ -8,10 +8,12 @@ One run:
    ``DeadServerStorage``, so separate runs and separate machines agree; the region-server tracker of the
    failover DAG's asset watcher marks a server when it sees its ``rs`` znode go, before any run) and acts only once
    ``replication.sleep.before.failover`` has passed since then. A server that comes back loses its mark.
-3. For at most ``replication.executor.workers`` dead servers: replays its WALs into table files (HBase's
-   log splitting, ``replication.cluster.recovery``), then picks a live region server at random and
-   claims every queue for it (the lock protocol of ``replication.zk.claim``). Queues of removed peers
-   are dropped. The recovered queues are then shipped by the normal cycle and deleted once drained.
+3. For at most ``replication.executor.workers`` dead servers: picks a live region server at random and
+   claims every queue for it (the lock protocol of ``replication.zk.claim``), then replays its WALs into
+   table files (HBase's log splitting, ``replication.cluster.recovery``). Queues of removed peers are
+   dropped. The recovered queues are then shipped by the normal cycle and deleted once drained. HBase's
+   ServerCrashProcedure claims after its log split and region assignment; here the claim does not wait
+   for the replay, which shipping does not need (the reader finds a WAL archived meanwhile in oldWALs/).
 
 ``hbrep.failover.mode`` says who does step 3. ``hbase`` (and ``auto`` for a real HBase source,
 registered by ``add_peer --shadow``): the source's own HMaster splits the dead server's logs and
@@ -148,20 +150,25 @@ def failover_once(
             continue
         handled += 1
         try:
-            outcome.recovery = _recover(source, server)
-            if report.disabled:
+            if report.disabled or not live:
                 # the dead server's edits are still recovered (HBase's master splits logs whether or
                 # not replication is on); its queues stay where they are
-                outcome.action, outcome.error = "replication-disabled", report.disabled
+                outcome.recovery = _recover(source, server)
+                if report.disabled:
+                    outcome.action, outcome.error = "replication-disabled", report.disabled
+                else:
+                    outcome.action = "no-live-server"
+                    outcome.error = "no live region server to take the queues"
                 continue
-            if not live:
-                outcome.action = "no-live-server"
-                outcome.error = "no live region server to take the queues"
-                continue
+            # the claim first: it needs nothing of the log split (the ship's reader finds a WAL archived
+            # meanwhile in oldWALs/), which takes seconds for a big WAL on a busy machine; a run that dies
+            # between the two leaves the WAL directory, so the next run finds the server dead and recovers it
             claimer = rng.choice(live)
+            had_queues = zk.exists(paths.replicator(server)) is not None
             claimed = claim_queues(zk, paths, server, claimer, peers.peer_exists)
             outcome.claimer = claimer
-            if not claimed and zk.exists(paths.replicator(server)):
+            if not claimed and (had_queues or zk.exists(paths.replicator(server))):
+                # another run holds or took the claim (two runs for one death): it records and replays
                 outcome.action = "lost-race"
                 continue
             outcome.action = "claimed" if claimed else "nothing-to-claim"
@@ -171,8 +178,11 @@ def failover_once(
                 else:
                     outcome.moved[queue.old_queue_id] = queue.new_queue_id or ""
                     outcome.wals_moved += len(queue.wals)
-            _forget_mark(zk, paths, server)
             _record(source, outcome)
+            outcome.recovery = _recover(source, server)
+            # the mark goes last: a run that finds the server dead meanwhile (its WAL directory not yet
+            # archived) reads the same mark, so its record names the same death and keeps this one's
+            _forget_mark(zk, paths, server)
         except ClaimError as exc:
             outcome.action, outcome.error = "error", str(exc)
             LOG.error("Failover of %s: %s", server, exc)
@@ -200,6 +210,8 @@ def _forget_mark(zk: KazooClient, paths: ZNodePaths, server: str) -> None:
 
 
 def _record(source: SourceCluster, outcome: ServerFailover) -> None:
+    """The death's failover record: the run that moved queues writes it over any other; a run that found
+    nothing to claim keeps one already there (another run's)."""
     store = MetricsStore(source.fs, source.root)
     store.record_failover(
         {
@@ -210,5 +222,6 @@ def _record(source: SourceCluster, outcome: ServerFailover) -> None:
             "moved": outcome.moved,
             "dropped": outcome.dropped,
             "wals_moved": outcome.wals_moved,
-        }
+        },
+        replace=bool(outcome.moved or outcome.dropped),
     )

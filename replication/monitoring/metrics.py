@@ -6,7 +6,7 @@ updates without a lock):
 - ``peer-<id>.json``: the cumulative per-queue counters of one peer's queues and its recent cycles,
   written by the commit step, which holds that peer's ship lease (``replication.zk.lease``);
   a cycle is folded in once per cycle id, so a retried commit does not count twice;
-- ``failovers/<time>-<server>.json``: one file per failover event;
+- ``failovers/<died>-<server>.json``: one file per death's failover (its first-seen-dead time);
 - ``checks/<kind>--<peer>--<table>.json``: the latest VerifyReplication / GX outcome of a (peer, table);
 - ``alerts/<time>-<source>.json``: one file per lag alert (a ship run that missed its deadline);
 - ``lag-history/peer-<id>.json``: the peer's replicated-through samples (per table too) of the last
@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from replication.fs import FileSystem
+from replication.fs import FileSystem, FileSystemError
 from replication.monitoring.age_histogram import record_age
 
 METRICS_DIR = ".hbrep/metrics"
@@ -220,11 +220,25 @@ class MetricsStore:
         samples.append({"at_ms": at_ms, "through_ms": through_ms, "tables": dict(tables)})
         self._write(path, {"peer_id": peer_id, "samples": samples[-KEEP_HISTORY_SAMPLES:]})
 
-    def record_failover(self, event: dict[str, Any]) -> None:
-        """Keep a failover event (dead server, claimer, queues moved) in a file of its own."""
+    def record_failover(self, event: dict[str, Any], *, replace: bool = True) -> bool:
+        """Keep a failover event (dead server, claimer, queues moved) in a file of its own: one per death
+        (``died_ms`` and the server name it), so two runs handling one death keep one record. ``replace``
+        False keeps a record already there (and returns False); True overwrites it (the run that moved the
+        queues)."""
         now = int(time.time() * 1000)
-        name = f"{now:015d}-{_quote(str(event.get('dead_server', 'unknown')))}.json"
-        self._write(self.fs.join(self.dir, "failovers", name), {"at_ms": now, **event})
+        died = int(event.get("died_ms") or now)
+        name = f"{died:015d}-{_quote(str(event.get('dead_server', 'unknown')))}.json"
+        path = self.fs.join(self.dir, "failovers", name)
+        value = {"at_ms": now, **event}
+        if replace:
+            self._write(path, value)
+            return True
+        try:
+            with self.fs.create(path, overwrite=False) as stream:
+                stream.write(json.dumps(value, sort_keys=True, indent=1).encode("utf-8"))
+        except FileSystemError:
+            return False
+        return True
 
     def record_check(self, kind: str, peer_id: str, table: str, outcome: dict[str, Any]) -> None:
         """Keep the latest ``verify`` / ``quality`` outcome of (peer, table)."""

@@ -191,8 +191,9 @@ def dead_servers(
 
 
 def _still_claimed(claimed: list[DeadServer], marks: dict[str, int]) -> set[str]:
-    """Claimed servers with no newer mark (a mark made after the claim is a new death of that name)."""
-    return {d.server for d in claimed if d.server not in marks}
+    """Claimed servers with no newer mark (a mark made after the claim is a new death of that name; the
+    claim's own death keeps its mark until its WALs are replayed)."""
+    return {d.server for d in claimed if d.server not in marks or marks[d.server] == d.died_ms}
 
 
 def _peer_status(

@@ -79,6 +79,13 @@ def test_chore_and_verify_dag_schedules(dagbag):
     (watcher,) = asset.watchers
     assert type(watcher.trigger).__name__ == "RegionServerRemovedTrigger"
     assert watcher.trigger.serialize()[1] == {"zookeeper_conn_id": "hbrep_source"}
+    # an event's run is not queued behind the minute's, and its claim goes first for a free slot
+    assert failover.max_active_runs == 2
+    claim = failover.task_dict["claim"]
+    assert claim.weight_rule == "absolute"
+    # a task's downstream-summed weight is at most the sum of its DAG's weights
+    others = [d for d in dagbag.dags.values() if d.dag_id != "hbrep_failover"]
+    assert claim.priority_weight > max(sum(t.priority_weight for t in d.tasks) for d in others)
     # the cleaner runs every hbase.master.cleaner.interval (600000 ms by default), as HMaster's chore
     assert type(cleaner.timetable).__name__ == "DeltaTriggerTimetable"
     assert cleaner.timetable.delta == timedelta(minutes=10)

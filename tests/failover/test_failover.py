@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 import threading
 import time
@@ -30,6 +31,14 @@ def failover(pair, rng=None, **overrides):
         return failover_once(zk, pair.source_key, conf, rng=rng)
 
 
+def _failover_records(pair) -> list[dict]:
+    """The failover records (dead server, claimer, claimed_ms) hbrep kept for the source."""
+    from replication.fs import get_filesystem
+    from replication.monitoring.metrics import MetricsStore
+
+    return MetricsStore(*get_filesystem(pair.source.root)).load().failovers
+
+
 def test_region_server_killed_during_load_then_failover_ship_equal(pair, peer_1, spark):
     table = f"t_{uuid.uuid4().hex[:6]}"
     for cluster in (pair.source, pair.peer):
@@ -51,6 +60,10 @@ def test_region_server_killed_during_load_then_failover_ship_equal(pair, peer_1,
     outcome = {s.server: s for s in report.servers}[victim]
     assert outcome.action == "claimed" and outcome.claimer in pair.source.live_servers()
     assert outcome.moved == {"1": f"1-{victim}"}
+    # the claim did not wait for the log split: it was recorded before the replayed edits' files were written
+    (record,) = [r for r in _failover_records(pair) if r["dead_server"] == victim]
+    assert outcome.recovery is not None and outcome.recovery.files_written, "the kill left edits to replay"
+    assert all(record["claimed_ms"] <= os.stat(path).st_mtime_ns / 1e6 for path in outcome.recovery.files_written)
     cycle(pair, spark)
     snapshot = queue_snapshot(pair)
     assert victim not in snapshot.replicators

@@ -119,3 +119,17 @@ def test_the_age_histogram_keeps_the_last_values_and_counts_them_all():
     assert figures["Source.7.ageOfLastShippedOp_num_ops"] == 1
     assert {figures[f"Source.7.ageOfLastShippedOp_{s}"] for s in ("min", "max", "mean", "median")} == {5}
     assert histogram_attributes("source.", range(1, 1001), 1000)["Source.ageOfLastShippedOp_99.9th_percentile"] == 999
+
+
+def test_one_failover_record_per_death_the_claimers_kept(tmp_path):
+    """Two runs handling one death: the one that moved the queues has its record kept, whichever wrote first;
+    a later death of another start code has its own."""
+    store = MetricsStore(LocalFileSystem(), str(tmp_path))
+    nothing = {"dead_server": "a,1,1", "died_ms": 5, "claimer": "c,1,1", "moved": {}}
+    claimed = {"dead_server": "a,1,1", "died_ms": 5, "claimer": "b,1,1", "moved": {"1": "1-a,1,1"}}
+    assert store.record_failover(nothing, replace=False)
+    assert store.record_failover(claimed)
+    assert not store.record_failover(nothing, replace=False)
+    assert [f["claimer"] for f in store.load().failovers] == ["b,1,1"]
+    store.record_failover({**claimed, "dead_server": "a,1,2", "died_ms": 9})
+    assert [f["dead_server"] for f in store.load().failovers] == ["a,1,1", "a,1,2"]

@@ -9,6 +9,7 @@ for an idle cluster's first write."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -160,6 +161,60 @@ def test_a_storm_of_ten_deaths_makes_one_claim_each_and_every_row_reaches_the_pe
     queues = ReplicationQueueStorage(stack.source.zk, stack.source.paths)
     left = [q for r in queues.get_list_of_replicators() for q in queues.get_all_queues(r) if q != "1"]
     assert left == [], left
+
+
+def _catch_task_runner(stack: SchedulerStack, run_id: str, timeout: float = 120) -> int | None:
+    """The pid of the claim task's runner in failover run ``run_id`` (its title ``airflow worker -- <ti id>``),
+    looked for while the task starts; None when the task ended before it was seen."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        tis = [t for t in stack.api.task_instances(FAILOVER, run_id) if t["task_id"] == "claim"]
+        ti = tis[0] if tis else {}  # none until the scheduler has looked at the new run
+        if ti.get("state") in ("success", "failed", "skipped", "upstream_failed"):
+            return None
+        if ti.get("id"):
+            title = f"airflow worker -- {ti['id']}".encode()
+            for _ in range(50):
+                for entry in Path("/proc").iterdir():
+                    try:
+                        if entry.name.isdigit() and (entry / "cmdline").read_bytes().startswith(title):
+                            return int(entry.name)
+                    except OSError:
+                        continue
+                time.sleep(0.005)
+        else:
+            time.sleep(0.05)
+    raise AssertionError(f"the claim task of {run_id} did not start within {timeout:.0f}s")
+
+
+def test_a_death_while_another_failover_run_is_active_is_claimed_by_its_event_run_at_once(stack):
+    """A failover run held active (its claim task SIGSTOPped, as a minute's run slowed by a busy machine) does
+    not queue the event's run behind it: the asset-triggered run claims seconds after the session expired."""
+    server = stack.source.start_region_server()
+    _wait_second_in_minute(0, 35)  # the minute's own run is far off: only the event's run can claim in time
+    for _attempt in range(3):  # the task may end before its process is seen: trigger another
+        held_run = stack.api.trigger(FAILOVER)
+        held = _catch_task_runner(stack, held_run)
+        if held is not None:
+            break
+    assert held is not None, "never caught a failover run's claim task running"
+    os.kill(held, signal.SIGSTOP)
+    try:
+        killed_at = time.time()
+        stack.source.kill(server)
+        claims = _wait_claimed(stack, [server], timeout=SESSION_S + 30)
+        assert len(claims[server]) == 1, claims[server]
+        assert claims[server][0]["claimed_ms"] / 1000 - killed_at < SESSION_S + 30
+        assert stack.api.run(FAILOVER, held_run)["state"] == "running", "the held run was still active"
+        deadline = time.monotonic() + 60  # the claim is recorded before its run ends
+        while server not in _asset_runs_claimed(stack):
+            assert time.monotonic() < deadline, "no asset-triggered run claimed the server"
+            time.sleep(1)
+    finally:
+        os.kill(held, signal.SIGCONT)
+        with contextlib.suppress(Exception):
+            stack.api.wait_for_run(FAILOVER, held_run, timeout=120)
+    assert len(_claims(stack)[server]) == 1, "the held run, let go, claimed nothing more"
 
 
 def test_a_server_dying_while_the_triggerer_is_down_is_claimed_after_its_restart(stack):
