@@ -40,6 +40,8 @@ with DAG(
     },
 ) as dag:
     targets = VerifyTargetsOperator(task_id="targets", pool=s.ZK_POOL)
-    verify = VerifyReplicationOperator.partial(task_id="verify").expand_kwargs(targets.output)
-    quality = QualityCheckOperator.partial(task_id="quality").expand_kwargs(targets.output)
+    # in connect mode both run on the Spark Connect server the ship DAG keeps warm
+    checks = {"spark_connect_conn_id": s.SPARK_CONNECT_CONN_ID}
+    verify = VerifyReplicationOperator.partial(task_id="verify", **checks).expand_kwargs(targets.output)
+    quality = QualityCheckOperator.partial(task_id="quality", **checks).expand_kwargs(targets.output)
     verify >> quality

@@ -31,6 +31,7 @@ with DAG(
     default_args={"retries": 1, "retry_delay": timedelta(seconds=30), "zookeeper_conn_id": s.ZK_CONN_ID},
 ) as dag:
     targets = ReplicatedIntervalTargetsOperator(task_id="targets", pool=s.ZK_POOL)
-    verify = VerifyReplicationOperator.partial(task_id="verify").expand_kwargs(targets.output)
-    quality = QualityCheckOperator.partial(task_id="quality").expand_kwargs(targets.output)
+    checks = {"spark_connect_conn_id": s.SPARK_CONNECT_CONN_ID}  # in connect mode: the warm Spark Connect server
+    verify = VerifyReplicationOperator.partial(task_id="verify", **checks).expand_kwargs(targets.output)
+    quality = QualityCheckOperator.partial(task_id="quality", **checks).expand_kwargs(targets.output)
     verify >> quality

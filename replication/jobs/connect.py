@@ -150,17 +150,18 @@ def _package_zip(work_dir: Path, digest: str) -> Path:
 
 
 @contextmanager
-def connect_session(url: str, conf: Config, work_dir: str | os.PathLike[str]) -> Iterator[Any]:
+def connect_session(url: str, conf: Config, work_dir: str | os.PathLike[str], *, purpose: str = "") -> Iterator[Any]:
     """A Spark Connect session on the shared server-side session for this package (see module doc).
 
-    The channel is closed at the end; the server-side session stays for the next client.
+    ``purpose`` names a server-side session of its own beside the ship jobs' (``checks``: VerifyReplication
+    and the GX checks). The channel is closed at the end; the server-side session stays for the next client.
     """
     from pyspark.errors import PySparkException  # pyspark's Connect client loads only when a job runs
     from pyspark.sql.connect.client.retries import DefaultPolicy
     from pyspark.sql.connect.session import SparkSession
 
     digest = package_digest()
-    name = conf.get_str("hbrep.spark.connect.session", "hbrep")
+    name = conf.get_str("hbrep.spark.connect.session", "hbrep") + (f"-{purpose}" if purpose else "")
     retries = conf.get_int("hbrep.spark.connect.retries", 4)
     spark = None
     last_error: Exception | None = None

@@ -58,13 +58,15 @@ def _u_cells() -> list[Cell]:
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory) -> Iterator[SchedulerStack]:
-    """The stack with the data above written on the source (and the drift on the peer); DAGs paused."""
+def stack(tmp_path_factory, spark_connect) -> Iterator[SchedulerStack]:
+    """The stack with the data above written on the source (and the drift on the peer); DAGs paused. Spark
+    as ``make up`` runs it: the ship DAG and the verify DAG's checks on the session's Spark Connect server."""
     with scheduler_stack(
         tmp_path_factory.mktemp("sched"),
         tables={"t": {"f": 1, "g": 0}, "u": {"a": 1, "b": 1}},
         peers={"1": {"table_cfs": "t"}},
         env_extra={"HBREP_VERIFY_START": f"{YESTERDAY:%Y-%m-%d}", "HBREP_SHIP_ON_EDITS": "false"},  # the cron alone
+        spark_connect_port=spark_connect.port,
     ) as stack:
         with stack.source.client() as client:
             client.batch("t", _t_cells())
@@ -95,10 +97,10 @@ def test_each_dag_runs_on_its_schedule(stack, shipped):
     for dag_id, runs in shipped.items():
         assert runs and all(r["state"] == "success" for r in runs), (dag_id, runs)
     assert any(
-        ti["task_id"] == "peer.commit" and ti["state"] == "success"
+        ti["task_id"] == "peer.ship" and ti["state"] == "success"  # connect mode: the window ships and commits
         for run in api.runs("hbrep_ship", run_type="scheduled")
         for ti in api.task_instances("hbrep_ship", run["dag_run_id"])
-    ), "no scheduled ship run committed the edits"
+    ), "no scheduled ship run shipped the edits"
 
     # hbrep_verify: unpaused, its scheduler catches up on yesterday (its start date): one run whose data
     # interval is that whole day, verifying yesterday's rows and nothing else.

@@ -19,8 +19,10 @@ SHIP, VERIFY = "hbrep_ship", "hbrep_verify_replicated"
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory) -> Iterator[SchedulerStack]:
-    with scheduler_stack(tmp_path_factory.mktemp("assets"), tables={"t": {"f": 1}}, peers={"1": {}}) as stack:
+def stack(tmp_path_factory, spark_connect) -> Iterator[SchedulerStack]:
+    """Ship and the checks on the session's Spark Connect server, as ``make up`` runs them."""
+    with scheduler_stack(tmp_path_factory.mktemp("assets"), tables={"t": {"f": 1}}, peers={"1": {}},
+                         spark_connect_port=spark_connect.port) as stack:  # fmt: skip
         stack.api.wait_for_dag(VERIFY, timeout=180)
         stack.api.wait_for_dag("hbrep_wait_for_peer", timeout=180)
         yield stack

@@ -9,14 +9,17 @@ import this module when a DAG file is parsed, and DAG parsing must not load the 
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Callable, Mapping
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseHook
 
 from hbrep_airflow.hooks.zookeeper import ZooKeeperHook
+
+_CONNECT_MODE = "SPARK_CONNECT_MODE_ENABLED"  # pyspark.sql.utils.is_remote() reads it
 
 if TYPE_CHECKING:
     from replication.config import Config
@@ -265,30 +268,73 @@ class ReplicationHook(BaseHook):
                 start_ms=start_ms, end_ms=end_ms,
             )  # fmt: skip
 
-    def verify(self, *, peer_id: str, table: str, families: list[str], start_ms: int, end_ms: int) -> dict[str, Any]:
+    @contextmanager
+    def check_session(self, app_name: str, connect_url: str | None = None) -> Iterator[Any]:
+        """The Spark session a check runs on: the Spark Connect server at ``connect_url`` when given (the
+        warm engine of ``hbrep.spark.mode=connect``, a server-side session of its own beside the ship jobs'),
+        else a local session in this worker, as spark-submit mode has always run them."""
+        if connect_url:
+            from replication.jobs.connect import connect_session
+            from replication.source.manifest import work_dir_for
+
+            # pyspark.sql.functions build Spark Connect columns only while this is set, as
+            # SparkSession.builder.remote() sets it; restored after, for a local session later in this process
+            prior = os.environ.get(_CONNECT_MODE)
+            os.environ[_CONNECT_MODE] = "1"
+            try:
+                with connect_session(connect_url, self.conf, work_dir_for(self.conf), purpose="checks") as spark:
+                    yield spark
+            finally:
+                if prior is None:
+                    os.environ.pop(_CONNECT_MODE, None)
+                else:
+                    os.environ[_CONNECT_MODE] = prior
+        else:
+            from replication.spark import spark_session
+
+            yield spark_session(app_name)
+
+    def verify(
+        self,
+        *,
+        peer_id: str,
+        table: str,
+        families: list[str],
+        start_ms: int,
+        end_ms: int,
+        connect_url: str | None = None,
+    ) -> dict[str, Any]:
         """VerifyReplication of one (peer, table) over [start_ms, end_ms): the HBase counters.
 
-        Calls ``replication.checks.peer_checks.verify_replication`` (which also records the verdict for status).
+        Calls ``replication.checks.peer_checks.verify_replication`` (which also records the verdict for status),
+        on the Spark Connect server at ``connect_url`` when given (:meth:`check_session`).
         """
         from replication.checks.peer_checks import verify_replication
-        from replication.spark import spark_session
 
-        spark = spark_session(f"hbrep-verify-{safe_name(peer_id)}-{safe_name(table)}")
-        with self.zk_hook.connected() as zk:
+        app = f"hbrep-verify-{safe_name(peer_id)}-{safe_name(table)}"
+        with self.check_session(app, connect_url) as spark, self.zk_hook.connected() as zk:
             result = verify_replication(
                 spark, zk, self.cluster_key, self.conf, peer_id=peer_id, table=table,
                 start_ms=start_ms, end_ms=end_ms, families=families or None,
             )  # fmt: skip
         return dict(result.counters)
 
-    def quality(self, *, peer_id: str, table: str, start_ms: int = 0, end_ms: int | None = None) -> dict[str, Any]:
-        """The Great Expectations checkpoint of the replicated table on the peer (``checks.peer_checks``)."""
+    def quality(
+        self,
+        *,
+        peer_id: str,
+        table: str,
+        start_ms: int = 0,
+        end_ms: int | None = None,
+        connect_url: str | None = None,
+    ) -> dict[str, Any]:
+        """The Great Expectations checkpoint of the replicated table on the peer (``checks.peer_checks``), on the
+        Spark Connect server at ``connect_url`` when given (:meth:`check_session`)."""
         from replication.checks.peer_checks import check_replicated_table
-        from replication.spark import spark_session
         from replication.tables.semantics import LATEST_TIMESTAMP
 
-        spark = spark_session(f"hbrep-quality-{safe_name(peer_id)}-{safe_name(table)}")
-        with self.zk_hook.connected() as zk:
+        app = f"hbrep-quality-{safe_name(peer_id)}-{safe_name(table)}"
+        with self.check_session(app, connect_url) as spark, self.zk_hook.connected() as zk:
             report = check_replicated_table(
                 spark, zk, self.cluster_key, self.conf, peer_id=peer_id, table=table,
                 start_ms=start_ms, end_ms=LATEST_TIMESTAMP if end_ms is None else end_ms,

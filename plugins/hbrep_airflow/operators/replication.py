@@ -54,6 +54,22 @@ class _HbrepOperator(BaseOperator):
         return ReplicationHook(self.zookeeper_conn_id, self.conf_overrides)
 
 
+class _CheckOperator(_HbrepOperator):
+    """Base of the checks (VerifyReplication, GX): on the Spark Connect server of the
+    ``spark_connect_conn_id`` connection when ``hbrep.spark.mode`` is ``connect`` (the engine the ship DAG
+    keeps warm), else on a local Spark session in the worker."""
+
+    def __init__(self, *, spark_connect_conn_id: str = SparkConnectHook.default_conn_name, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.spark_connect_conn_id = spark_connect_conn_id
+
+    def connect_url(self, hook: ReplicationHook) -> str | None:
+        """The Spark Connect server's URL in connect mode, else None (a local session)."""
+        if hook.conf.get_str("hbrep.spark.mode") != "connect":
+            return None
+        return SparkConnectHook(self.spark_connect_conn_id).get_connection_url()
+
+
 class ListPeersOperator(_HbrepOperator):
     """Return every peer id of the source cluster (the map of the per-peer branches)."""
 
@@ -385,7 +401,7 @@ class ReplicatedIntervalTargetsOperator(_HbrepOperator):
         return targets
 
 
-class VerifyReplicationOperator(_HbrepOperator):
+class VerifyReplicationOperator(_CheckOperator):
     """VerifyReplication of one (peer, table) over a time range; fails when BADROWS > 0."""
 
     template_fields: Sequence[str] = ("peer_id", "table", "families", "start_ms", "end_ms")
@@ -398,12 +414,14 @@ class VerifyReplicationOperator(_HbrepOperator):
         self.start_ms, self.end_ms = start_ms, end_ms
 
     def execute(self, context: Any) -> dict[str, Any]:
-        report = self.hook.verify(
+        hook = self.hook
+        report = hook.verify(
             peer_id=self.peer_id,
             table=self.table,
             families=list(self.families or []),
             start_ms=int(self.start_ms),
             end_ms=int(self.end_ms),
+            connect_url=self.connect_url(hook),
         )
         bad = int(report.get("BADROWS", report.get("bad_rows", 0)))
         self.log.info("VerifyReplication %s on peer %s: %s", self.table, self.peer_id, report)
@@ -477,7 +495,7 @@ def _flag(value: Any) -> bool:
     return value if isinstance(value, bool) else str(value).strip().lower() in ("1", "true", "yes", "on")
 
 
-class QualityCheckOperator(_HbrepOperator):
+class QualityCheckOperator(_CheckOperator):
     """The Great Expectations checks of a replicated table on its peer; fails when a check fails."""
 
     template_fields: Sequence[str] = ("peer_id", "table", "families", "start_ms", "end_ms")
@@ -498,11 +516,13 @@ class QualityCheckOperator(_HbrepOperator):
         self.start_ms, self.end_ms = start_ms, end_ms
 
     def execute(self, context: Any) -> dict[str, Any]:
-        report = self.hook.quality(
+        hook = self.hook
+        report = hook.quality(
             peer_id=self.peer_id,
             table=self.table,
             start_ms=int(self.start_ms or 0),
             end_ms=None if self.end_ms is None else int(self.end_ms),
+            connect_url=self.connect_url(hook),
         )
         self.log.info("GX checks of %s on peer %s; Data Docs: %s", self.table, self.peer_id,
                       report.get("data_docs_index"))  # fmt: skip
