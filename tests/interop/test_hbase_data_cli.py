@@ -16,7 +16,6 @@ import uuid
 import pytest
 from interop.helpers import restart_regionserver
 
-from replication.devstack.hbase import HBaseError
 from replication.hbase.scanner import ScanOptions
 from replication.hbase.table_client import HBaseTableClient
 from replication.wal.model import Cell
@@ -65,7 +64,8 @@ def table(real_hbase) -> str:
     """A table of ROWS rows in three regions, written through happybase: three versions of a:q, b:q and
     b:r, then every 10th row's b:r deleted (all versions) and every 7th row's a:q newest version."""
     name = f"data_{uuid.uuid4().hex[:8]}"
-    real_hbase.admin("create-table", name, str(VERSIONS), "a:0", "b:0")
+    # three regions from the start (splitting a daughter waits for its compaction: about a minute here)
+    real_hbase.admin("create-table", name, str(VERSIONS), "a:0", "b:0", "split=row00100,row00200")
     connection = real_hbase.happybase_connection()
     try:
         htable = connection.table(name)
@@ -83,24 +83,8 @@ def table(real_hbase) -> str:
     finally:
         connection.close()
     real_hbase.admin("flush", name)
-    real_hbase.admin("split", name, "row00100")
-    split_when_splittable(real_hbase, name, "row00200")
     assert len(real_hbase.admin("locate", name)) == 3
     return name
-
-
-def split_when_splittable(real_hbase, table: str, row: str, timeout: float = 120.0) -> None:
-    """Split ``table`` at ``row``, retried while the region is a daughter still holding reference files (the
-    master answers "NOT splittable" until the daughter's compaction after the last split has run)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            real_hbase.admin("split", table, row)
-            return
-        except HBaseError as exc:
-            if "NOT splittable" not in str(exc) or time.monotonic() > deadline:
-                raise
-            time.sleep(2)
 
 
 def test_scan_and_count_equal_hbases_own_client(real_hbase, table):

@@ -72,7 +72,7 @@ import org.apache.hbase.thirdparty.com.google.gson.JsonParser;
  * queues                         the replication queues as HBase's ReplicationQueueStorage reads them
  * servers                        the live region servers
  * wait-ready SECONDS             wait until the master is initialized and every region is online
- * create-table NAME VERSIONS FAMILY:SCOPE[:VERSIONS]...
+ * create-table NAME VERSIONS FAMILY:SCOPE[:VERSIONS]... [split=ROW,ROW...]
  * table-exists NAME               {"table": NAME, "exists": true|false}
  * snapshot TABLE NAME             take snapshot NAME of TABLE (Admin.snapshot), kept when it exists already
  * restore-snapshot NAME TABLE     make TABLE the snapshot's: cloneSnapshot when TABLE is missing, else
@@ -655,7 +655,16 @@ public final class AdminTool {
     TableName name = TableName.valueOf(args[1]);
     int versions = Integer.parseInt(args[2]);
     TableDescriptorBuilder table = TableDescriptorBuilder.newBuilder(name);
+    byte[][] splits = null; // split=ROW,ROW...: regions from the start, as the shell's SPLITS => [...]
     for (int i = 3; i < args.length; i++) {
+      if (args[i].startsWith("split=")) {
+        String[] rows = args[i].substring("split=".length()).split(",");
+        splits = new byte[rows.length][];
+        for (int r = 0; r < rows.length; r++) {
+          splits[r] = Bytes.toBytes(rows[r]);
+        }
+        continue;
+      }
       String[] familyScope = args[i].split(":"); // FAMILY:SCOPE[:VERSIONS]
       table.setColumnFamily(
           ColumnFamilyDescriptorBuilder.newBuilder(Bytes.toBytes(familyScope[0]))
@@ -663,7 +672,11 @@ public final class AdminTool {
               .setScope(Integer.parseInt(familyScope[1]))
               .build());
     }
-    admin.createTable(table.build());
+    if (splits == null) {
+      admin.createTable(table.build());
+    } else {
+      admin.createTable(table.build(), splits);
+    }
     JsonObject out = new JsonObject();
     out.addProperty("table", name.getNameAsString());
     return out;
