@@ -7,7 +7,9 @@
 2. A WAL hbrep's writer wrote with the same settings reads in HBase's WALStreamReader and WALPrettyPrinter
    as in hbrep, and WALPlayer replays it into a real HBase table holding the cells written.
 
-One HBase per codec, started and stopped by the module's fixture (never two at once).
+One HBase for the module; per codec its region server is stopped and started again on a site file that
+names the codec (the master, Thrift and ZooKeeper stay up), and test 1 reads the WALs of that server only.
+Test 2 needs HBase's tools and a table, not a region server writing the codec.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from interop.helpers import (
     hbrep_dump,
     mutate,
     pretty_print,
+    restart_regionserver,
     wal_workload,
 )
 
@@ -49,26 +52,57 @@ CODECS = [None, "GZ", "SNAPPY", "LZ4", "ZSTD"]
 CODEC_CLASSES = {"ZSTD": {"hbase.io.compress.zstd.codec": "org.apache.hadoop.hbase.io.compress.zstd.ZstdCodec"}}
 
 
-@pytest.fixture(scope="module", params=CODECS, ids=lambda c: c or "tags-only")
-def compressed_hbase(request, zk_server, tmp_path_factory) -> Iterator[tuple[str | None, object]]:
-    from replication.devstack.hbase import RealHBase
-
-    codec = request.param
-    site = {"hbase.regionserver.wal.enablecompression": "true"}
+def _codec_site(codec: str | None) -> dict[str, str]:
+    """The WAL compression keys of ``codec`` (None: tag compression only, value compression off)."""
+    site = {
+        "hbase.regionserver.wal.enablecompression": "true",
+        "hbase.regionserver.wal.value.enablecompression": "false",
+    }
     if codec is not None:
         site |= {
             "hbase.regionserver.wal.value.enablecompression": "true",
             "hbase.regionserver.wal.value.compression.type": codec.lower(),
             **CODEC_CLASSES.get(codec, {}),
         }
-    cluster = RealHBase(tmp_path_factory.mktemp(f"hbase-wal-{codec or 'tags'}"))
-    cluster.start(f"127.0.0.1:{zk_server.port}:/hbase-walc-{uuid.uuid4().hex[:8]}", regionservers=1, extra_site=site)
+    return site
+
+
+@pytest.fixture(scope="module")
+def walc_hbase(request, zk_server, tmp_path_factory) -> Iterator[object]:
+    """The module's HBase (one region server), started with tag compression only."""
+    from replication.devstack.hbase import RealHBase
+
+    cluster = RealHBase(tmp_path_factory.mktemp("hbase-wal"))
+    key = f"127.0.0.1:{zk_server.port}:/hbase-walc-{uuid.uuid4().hex[:8]}"
+    cluster.start(key, regionservers=1, extra_site=_codec_site(None))
     request.config.stash[REAL_HBASE_KEY] = cluster  # its logs go into a failing test's report
     try:
-        yield codec, cluster
+        yield cluster
     finally:
         cluster.stop()
         request.config.stash[REAL_HBASE_KEY] = None
+
+
+@pytest.fixture(scope="module", params=CODECS, ids=lambda c: c or "tags-only")
+def compressed_hbase(request, walc_hbase) -> Iterator[tuple[str | None, object]]:
+    """The module's HBase with its region server writing WALs with ``codec``: the site file rewritten with
+    the codec's keys and the region server stopped and started again (a new server name, new WALs)."""
+    from replication.config import write_site_xml
+    from replication.devstack.hbase import site_values
+
+    codec, cluster = request.param, walc_hbase
+    if codec is not None:
+        layout = cluster.layout()
+        write_site_xml(cluster.site_file, {**site_values(cluster.root, layout), **_codec_site(codec)})
+        cluster.regionserver(1).stop()
+        restart_regionserver(cluster, 1)
+    yield codec, cluster
+
+
+def _own_wals(hbase, wals: list) -> list:
+    """Those of ``wals`` that the region server now running wrote (its name, start code included)."""
+    prefix = hbase.server_name(1).replace(",", "%2C")
+    return [w for w in wals if w.name.startswith(prefix)]
 
 
 def test_compressed_wals_hbase_wrote_read_the_same_in_hbrep(compressed_hbase, tmp_path):
@@ -79,7 +113,7 @@ def test_compressed_wals_hbase_wrote_read_the_same_in_hbrep(compressed_hbase, tm
     assert len(hbase.admin("roll")) == 1
     mutate(hbase, table, wal_workload("after"))
 
-    wals = copy_wals(hbase.rootdir, tmp_path)
+    wals = _own_wals(hbase, copy_wals(hbase.rootdir, tmp_path))  # not the earlier codecs' servers' WALs
     hbase_reads = hbase_read(hbase, wals)
     tagged = cells = 0
     for wal in wals:
