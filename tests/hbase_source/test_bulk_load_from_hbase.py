@@ -21,13 +21,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from interop.helpers import cycle_on
 from source_helpers import cells, mutate, run_cli
 
 from replication.config import Config
 from replication.devstack.hbase import RealHBase
 from replication.fs import LocalFileSystem
-from replication.jobs.launch import runner_for
-from replication.source.cycle import CycleReport, run_cycle
 from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
 from replication.tables.hfile import read_hfile
 from replication.zk.client import connected
@@ -63,12 +62,6 @@ def bulk_source(zk_server, tmp_path_factory) -> Iterator[RealHBase]:
         yield cluster
     finally:
         cluster.stop()
-
-
-def _cycle(key: str, spark) -> CycleReport:
-    cluster = ClusterKey.parse(key)
-    with connected(cluster) as zk:
-        return run_cycle(zk, cluster, CONF, runner=runner_for(CONF, spark))
 
 
 def _refs(key: str, peer: str) -> set[str]:
@@ -128,14 +121,14 @@ def test_a_bulk_load_reaches_a_real_hbase_peer_once(bulk_source, source_hbase, s
         assert set(loaded_a) <= queued
 
         # the peer has no such table yet: it refuses the batch, and the references stay
-        refused = _cycle(key, spark)
+        refused = cycle_on(key, CONF, spark)
         assert [q.status for q in refused.queues] == ["failed"], refused.queues
         assert _refs(key, peer) == queued
 
         # scope 0 on the peer: what its sink writes is not replicated on (the package's later peers of this
         # HBase replicate every table of scope 1 from its current WAL)
         peer_hbase.admin("create-table", table, "3", "a:0", "b:0")
-        shipped = _cycle(key, spark)
+        shipped = cycle_on(key, CONF, spark)
         assert [q.status for q in shipped.queues] == ["ok"], shipped.queues
         metrics = shipped.queues[0].metrics
         assert metrics.get("shippedHFiles") == 1, metrics
@@ -152,7 +145,7 @@ def test_a_bulk_load_reaches_a_real_hbase_peer_once(bulk_source, source_hbase, s
 
         # the same WAL shipped again: the bulk-load marker no longer names a pending file, nothing is loaded twice
         assert _rewind_queue(key, peer) >= 1
-        again = _cycle(key, spark)
+        again = cycle_on(key, CONF, spark)
         assert [q.status for q in again.queues] == ["ok"], again.queues
         assert "shippedHFiles" not in again.queues[0].metrics, again.queues[0].metrics
         assert _bulk_loaded_files(peer_hbase, table, "a") == on_peer_files
@@ -191,7 +184,7 @@ def test_a_bulk_load_reaches_an_hbrep_cluster_peer(bulk_source, hbrep_cluster, s
         assert {(c.family, c.qualifier, c.timestamp) for c in read} == {(b"a", b"q", 6000)}
         assert set(loaded_a) <= _refs(key, peer)
 
-        shipped = _cycle(key, spark)
+        shipped = cycle_on(key, CONF, spark)
         assert [q.status for q in shipped.queues] == ["ok"], [q.error for q in shipped.queues]
         assert shipped.queues[0].metrics.get("shippedHFiles") == 1, shipped.queues[0].metrics
         assert not set(loaded_a) & _refs(key, peer)

@@ -290,3 +290,16 @@ def restart_regionserver(real_hbase, index: int) -> None:
     while not any(name.split(",")[1] == str(port) for name in real_hbase.admin("servers")):
         assert time.monotonic() < deadline, f"region server {index} did not come back"
         time.sleep(1)
+
+
+def cycle_on(key: str, conf: Any, spark: Any) -> Any:
+    """One ship cycle (``run_cycle``) of the source at cluster key ``key`` with ``conf``, its jobs in ``spark``;
+    the CycleReport."""
+    from replication.jobs.launch import runner_for
+    from replication.source.cycle import run_cycle
+    from replication.zk.client import connected
+    from replication.zk.cluster_key import ClusterKey
+
+    cluster = ClusterKey.parse(key)
+    with connected(cluster) as zk:
+        return run_cycle(zk, cluster, conf, runner=runner_for(conf, spark))

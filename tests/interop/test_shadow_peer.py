@@ -23,6 +23,7 @@ import pytest
 from interop.helpers import (
     HBREP,
     create_on_both,
+    cycle_on,
     hbase_table_cells,
     hbrep,
     hbrep_json,
@@ -34,10 +35,7 @@ from interop.helpers import (
 from replication.config import Config
 from replication.devstack.hbase import RealHBase
 from replication.fs import LocalFileSystem
-from replication.jobs.launch import runner_for
-from replication.source.cycle import CycleReport, run_cycle
 from replication.tables.hbase_descriptors import read_hbase_tables
-from replication.zk.client import connected
 from replication.zk.cluster_key import ClusterKey
 
 pytestmark = pytest.mark.slow
@@ -62,12 +60,6 @@ def real_hbase_peer(zk_server, tmp_path_factory) -> Iterator[RealHBase]:
         yield cluster
     finally:
         cluster.stop()
-
-
-def _cycle(key: str, spark) -> CycleReport:
-    cluster = ClusterKey.parse(key)
-    with connected(cluster) as zk:
-        return run_cycle(zk, cluster, CONF, runner=runner_for(CONF, spark))
 
 
 class Load(threading.Thread):
@@ -118,7 +110,7 @@ def test_a_shadow_peer_ships_real_hbase_to_real_hbase_across_a_region_server_kil
         load.start()
         while len(load.written) < ROWS // 3 and load.is_alive():
             time.sleep(0.2)
-        first = _cycle(a_key, spark)
+        first = cycle_on(a_key, CONF, spark)
         assert first.queues and all(q.status == "ok" for q in first.queues), first.queues
 
         victim = real_hbase.regionserver_holding(table)
@@ -128,7 +120,7 @@ def test_a_shadow_peer_ships_real_hbase_to_real_hbase_across_a_region_server_kil
         shipped_recovered = False
         deadline = time.monotonic() + 420
         while True:
-            report = _cycle(a_key, spark)
+            report = cycle_on(a_key, CONF, spark)
             bad = [q for q in report.queues if q.status not in ("ok", "disabled")]
             assert not bad, bad
             shipped_recovered |= any(q.queue.endswith(f"/{recovered}") for q in report.queues)
@@ -208,7 +200,7 @@ def test_a_shadow_peer_that_hbase_enabled_fails_its_queues_with_one_line(real_hb
     try:
         real_hbase.admin("roll")
         real_hbase.admin("enable-peer", peer)
-        report = _cycle(a_key, spark)
+        report = cycle_on(a_key, CONF, spark)
         mine = [q for q in report.queues if q.peer_id == peer]
         assert mine and all(q.status == "failed" for q in mine), mine
         assert all("ENABLED in HBase" in q.error and "\n" not in q.error for q in mine), mine
@@ -247,7 +239,7 @@ def test_a_shadow_peer_of_a_real_hbase_on_hdfs_ships_through_webhdfs_and_drops_f
         hbase.admin("roll")  # the WAL holding the rows is finished: hbrep must drop it from the queue
         deadline = time.monotonic() + 180
         while True:
-            report = _cycle(key, spark)
+            report = cycle_on(key, CONF, spark)
             assert all(q.status == "ok" for q in report.queues), report.queues
             if hbrep_table_cells(hbrep_sink, table) == expected:
                 break
@@ -256,7 +248,7 @@ def test_a_shadow_peer_of_a_real_hbase_on_hdfs_ships_through_webhdfs_and_drops_f
         # issue 24 on a real HBase source: a consistency token and the replicated-through time
         token = hbrep_json("consistency_token", peer, "--tables", table, cluster=key)
         assert token["tables"] == [table] and token["queues"] >= 1, token
-        _cycle(key, spark)
+        cycle_on(key, CONF, spark)
         done = subprocess.run(
             [*HBREP, "--cluster", key, "check_consistency", token["token"], "--wait", "60"],
             capture_output=True,
@@ -284,14 +276,14 @@ def test_hbase_replication_markers_in_a_real_hbase_wal_are_heartbeats_never_data
     )  # fmt: skip
     try:
         time.sleep(3)  # the marker chore writes one edit a second; nothing else is written
-        first = _cycle(key, spark)
+        first = cycle_on(key, CONF, spark)
         mine = [q for q in first.queues if q.peer_id == peer]
         assert mine and all(q.status == "ok" for q in mine), mine
         assert sum(q.metrics.get("replicationMarkers", 0) for q in mine) >= 1, mine
         assert sum(q.metrics.get("shippedOps", 0) for q in mine) == 0, mine  # markers are never data
         before = hbrep_json("replicated_through", peer, cluster=key)
         time.sleep(2)
-        _cycle(key, spark)
+        cycle_on(key, CONF, spark)
         after = hbrep_json("replicated_through", peer, cluster=key)
         assert after["through_ms"] > before["through_ms"], (before, after)  # moves with no writes: a heartbeat
     finally:
@@ -355,7 +347,7 @@ def test_seed_peer_between_real_hbase_clusters_by_snapshot_while_a_keeps_writing
         assert not load.is_alive() and not load.error, load.error
         deadline = time.monotonic() + 180
         while True:  # the peer's own cycles ship the rest of the load
-            report = _cycle(a_key, spark)
+            report = cycle_on(a_key, CONF, spark)
             assert all(q.status in ("ok", "disabled") for q in report.queues), report.queues
             on_a = family_cells(hbase_table_cells(real_hbase, table), b"a")
             if family_cells(hbase_table_cells(real_hbase_peer, table), b"a") == on_a:
