@@ -47,6 +47,7 @@ VERIFY_REPLICATION_MAIN = "org.apache.hadoop.hbase.mapreduce.replication.VerifyR
 VERIFY_COUNTER = re.compile(
     r"\b(GOODROWS|BADROWS|ONLY_IN_SOURCE_TABLE_ROWS|ONLY_IN_PEER_TABLE_ROWS|CONTENT_DIFFERENT_ROWS)=(\d+)"
 )
+SCAN_CACHEDROWS = "hbase.mapreduce.scan.cachedrows"  # TableInputFormat.SCAN_CACHEDROWS
 DEFAULT_PARENT = "/hbase-real"
 STATE_FILE = "hbase.json"
 
@@ -536,12 +537,18 @@ class RealHBase:
         self, peer_id: str, table: str, families: Sequence[str] = (), timeout: float = 600.0
     ) -> dict[str, int]:
         """HBase's own VerifyReplication (hbase-mapreduce, local job runner) of ``table`` against peer
-        ``peer_id`` of this cluster; its counters (GOODROWS, BADROWS, ...). HBaseError when the job fails."""
+        ``peer_id`` of this cluster; its counters (GOODROWS, BADROWS, ...), the peer read 1,000 rows per scan RPC.
+        HBaseError when the job fails."""
         log_conf = self.conf_dir / "log4j2-verify.properties"  # the job's counters are logged at INFO
         log_conf.write_text(
             LOG4J2_TOOLS + "logger.job.name = org.apache.hadoop.mapreduce.Job\nlogger.job.level = INFO\n"
         )
-        args = ([f"--families={','.join(families)}"] if families else []) + [peer_id, table]
+        # the mapper reads the peer with hbase.mapreduce.scan.cachedrows rows per scan RPC (HBase's default: 1)
+        args = (
+            [f"-D{SCAN_CACHEDROWS}=1000"]
+            + ([f"--families={','.join(families)}"] if families else [])
+            + [peer_id, table]
+        )
         options = [f"-Dlog4j2.configurationFile={log_conf}", f"-Dhadoop.tmp.dir={self.root / 'tmp' / 'mapreduce'}"]
         command = self.tool_command(VERIFY_REPLICATION_MAIN, args, heap_mb=512, jvm_options=options)
         try:

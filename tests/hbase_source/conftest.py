@@ -1,6 +1,7 @@
 """A real HBase source's own features (issue 48): one real HBase 2.6 for this folder (the release pinned in
-interop/hbase/pom.xml, started as ``hbrep hbase start`` does) and an embedded hbrep cluster beside it. A test
-that kills the HBase's region server starts it again before it ends.
+interop/hbase/pom.xml, started as ``hbrep hbase start`` does) with two region servers (regions move across
+servers), and an embedded hbrep cluster beside it. A test that kills region servers starts them again
+before it ends.
 
 This folder runs as its own xdist group (tests/conftest.py GROUPED_FOLDERS), in parallel with tests/interop.
 A failing test gets the real HBase's log paths and tails in its report.
@@ -15,18 +16,19 @@ from collections.abc import Iterator
 import pytest
 
 SOURCE_HBASE_KEY = pytest.StashKey[object]()
+REGIONSERVERS = 2
 
 
 @pytest.fixture(scope="package")
 def source_hbase(zk_server, tmp_path_factory, request) -> Iterator[object]:
-    """A running real HBase (master, one region server, Thrift) for the folder, stopped at its end."""
+    """A running real HBase (master, two region servers, Thrift) for the folder, stopped at its end."""
     from replication.devstack.hbase import RealHBase
     from replication.devstack.maven import interop_tools_classpath
 
     interop_tools_classpath()
     cluster = RealHBase(tmp_path_factory.mktemp("hbase-source"))
     started = time.monotonic()
-    cluster.start(f"127.0.0.1:{zk_server.port}:/hbase-src-{uuid.uuid4().hex[:8]}", regionservers=1)
+    cluster.start(f"127.0.0.1:{zk_server.port}:/hbase-src-{uuid.uuid4().hex[:8]}", regionservers=REGIONSERVERS)
     print(f"real HBase started in {time.monotonic() - started:.1f}s (logs {cluster.run_dir})")
     request.config.stash[SOURCE_HBASE_KEY] = cluster
     try:

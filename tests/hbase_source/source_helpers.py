@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from click.testing import CliRunner
 
@@ -44,8 +45,9 @@ def run_cli(*args: str, cluster: str) -> str:
     return result.stdout
 
 
-def cells(cluster: str, table: str, raw: bool = True) -> set[tuple]:
-    """Every cell of ``table`` (raw: delete markers too), through ``hbrep scan --json`` (either kind of cluster)."""
-    args = ["scan", table, "--versions", str(VERSIONS), "--json"] + (["--raw"] if raw else [])
+def cells(cluster: str, table: str, raw: bool = True, scan_args: Sequence[str] = ()) -> set[str]:
+    """Every cell of ``table`` (raw: delete markers too), through ``hbrep scan --json`` (either kind of cluster);
+    ``scan_args`` narrow the scan (``--start-row``, ``--limit``, ``--columns``)."""
+    args = ["scan", table, "--versions", str(VERSIONS), "--json", *scan_args] + (["--raw"] if raw else [])
     rows = json.loads(run_cli(*args, cluster=cluster))["rows"]
     return {json.dumps({"row": row["row"], **cell}, sort_keys=True) for row in rows for cell in row["cells"]}

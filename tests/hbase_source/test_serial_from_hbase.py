@@ -1,8 +1,9 @@
 """A serial shadow peer on a real HBase 2.6 source (HBase's SerialReplicationChecker, issue 48): a load of
-versioned puts runs while the source table's regions are reopened (closed and opened again, what a move
-does: new barriers in hbase:meta), split and merged (parents), with ship cycles in between. The hbrep peer
-must then hold every row's versions, received in the source's order (read back from the peer's own WALs),
-and the row-key and cell sets of both sides must be equal."""
+versioned puts runs while the source table's regions are moved to the other of the source's two region
+servers (HBase's Admin.move: closed on one, opened on the other, new barriers in hbase:meta, the region's
+edits now in two servers' WALs and queues), split and merged (parents), with ship cycles in between. The
+hbrep peer must then hold every row's versions, received in the source's order (read back from the peer's
+own WALs), and the row-key and cell sets of both sides must be equal."""
 
 from __future__ import annotations
 
@@ -83,8 +84,8 @@ def _arrivals(root: str) -> dict[bytes, list[int]]:
     return seen
 
 
-def test_a_serial_shadow_peer_keeps_the_source_order_across_reopen_split_and_merge(source_hbase, hbrep_cluster,
-                                                                                     spark):  # fmt: skip
+def test_a_serial_shadow_peer_keeps_the_source_order_across_move_split_and_merge(source_hbase, hbrep_cluster,
+                                                                                   spark):  # fmt: skip
     key = source_hbase.layout().cluster_key
     source_hbase.admin("create-table", TABLE, str(VERSIONS), "a:1")
     family = ColumnFamilyDescriptor("a", scope=1, max_versions=VERSIONS)
@@ -98,9 +99,9 @@ def test_a_serial_shadow_peer_keeps_the_source_order_across_reopen_split_and_mer
         reports = []
         try:
             steps = [
-                lambda: source_hbase.admin("reopen", TABLE),
+                lambda: source_hbase.admin("move", TABLE),  # HBase's Admin.move: to the other server
                 lambda: source_hbase.admin("split", TABLE, "r4"),
-                lambda: source_hbase.admin("reopen", TABLE),
+                lambda: source_hbase.admin("move", TABLE),  # both daughters to the other server again
                 lambda: source_hbase.admin("merge", TABLE, "r0", "r4"),
             ]
             done = []
@@ -132,6 +133,9 @@ def test_a_serial_shadow_peer_keeps_the_source_order_across_reopen_split_and_mer
         assert {(r, ts, v) for r, vs in got.items() for ts, v in vs} == {
             (r, ts, v) for r, vs in expected.items() for ts, v in vs
         }
+        # the table's edits came through both servers' queues (the moves put its regions on each in turn)
+        shipped_from = {q["queue"] for r in reports for q in r["queues"] if q["metrics"].get("shippedOps")}
+        assert len(shipped_from) >= 2, shipped_from
         # HBase's barriers held edits back: a later range waited for the earlier one, a daughter for its parent
         assert any("range before barrier" in w or "parent" in w for w in waits), waits
         arrivals = _arrivals(hbrep_cluster.root)
@@ -143,6 +147,9 @@ def test_a_serial_shadow_peer_keeps_the_source_order_across_reopen_split_and_mer
         source = ClusterKey.parse(key)
         (merged,) = source_hbase.admin("locate", TABLE)
         split, merge = done[1], done[3]
+        # each move took the table's regions to the other server: the first to one, the daughters to the other
+        assert len(set(done[0].values())) == 1 and len(set(done[2].values())) == 1, done
+        assert set(done[0].values()) != set(done[2].values()), done
         with HBaseTableClient(source) as client:
             barriers = read_replication_barriers(client.locator, client.servers, client.retry)
         assert set(barriers[merged].parents) == set(merge["parents"]) and barriers[merged].barriers
