@@ -342,7 +342,8 @@ def test_seed_peer_between_real_hbase_clusters_by_snapshot_while_a_keeps_writing
     try:
         load = TimedLoad(real_hbase, table, 400, b"r")
         load.start()
-        seeded = hbrep_json("seed_peer", peer, table, "--peer-rootdir", real_hbase_peer.rootdir_uri, cluster=a_key)
+        # in this process: its Spark jobs on the session's warm SparkSession, not a new Spark JVM
+        seeded = hbrep_json_here("seed_peer", peer, table, "--peer-rootdir", real_hbase_peer.rootdir_uri, cluster=a_key)
         assert seeded["created_on_peer"] == [table], seeded  # cloned from A's snapshot, A's descriptor
         assert seeded["verify"][table]["BADROWS"] == 0 and seeded["verify"][table]["GOODROWS"] >= 300, seeded
         load.join(120)
@@ -412,7 +413,7 @@ def test_seed_peer_from_hbrep_to_a_real_hbase_creates_the_missing_table_with_the
     hbrep("add_peer", peer, b_key, "--table-cfs", table, "--config", f"hbrep.peer.thrift={b_thrift}",
           cluster=source_key)  # fmt: skip
     try:
-        seeded = hbrep_json("seed_peer", peer, table, "--chunks", "3", cluster=source_key)
+        seeded = hbrep_json_here("seed_peer", peer, table, "--chunks", "3", cluster=source_key)  # on the warm Spark
         assert seeded["created_on_peer"] == [table] and seeded["chunks"] == {table: 3}, seeded
         assert seeded["verify"][table] == {**seeded["verify"][table], "GOODROWS": 400, "BADROWS": 0}, seeded
         expected = {(c.row, c.family, c.qualifier, c.timestamp, c.value) for c in cells}
