@@ -413,7 +413,7 @@ def test_seed_peer_from_hbrep_to_a_real_hbase_creates_the_missing_table_with_the
     hbrep("add_peer", peer, b_key, "--table-cfs", table, "--config", f"hbrep.peer.thrift={b_thrift}",
           cluster=source_key)  # fmt: skip
     try:
-        seeded = hbrep_json_here("seed_peer", peer, table, "--chunks", "3", cluster=source_key)  # on the warm Spark
+        seeded = hbrep_json("seed_peer", peer, table, "--chunks", "3", cluster=source_key)
         assert seeded["created_on_peer"] == [table] and seeded["chunks"] == {table: 3}, seeded
         assert seeded["verify"][table] == {**seeded["verify"][table], "GOODROWS": 400, "BADROWS": 0}, seeded
         expected = {(c.row, c.family, c.qualifier, c.timestamp, c.value) for c in cells}
