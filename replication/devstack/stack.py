@@ -22,6 +22,7 @@ from pathlib import Path
 
 from replication.cluster.embedded import start_cluster, stop_servers
 from replication.config import Config
+from replication.devstack.airflow_api import AirflowApi, AirflowApiError
 from replication.devstack.airflow_stack import (
     DATABASE_ENV,
     airflow_command,
@@ -158,11 +159,14 @@ def _up(state: Path, zk_port: int, port: int, spark_port: int, mode: str, window
     (state / "stack.json").write_text(json.dumps(stack))
     if services is not None:
         services.start_workers(env)
-    for dag_id in DAG_IDS:
-        with contextlib.suppress(RuntimeError):
-            airflow_command(env, "dags", "unpause", dag_id)
     password_file = state / "airflow" / "simple_auth_manager_passwords.json.generated"
     password = airflow.admin_password()
+    # DAGs paused earlier run again; through the API server just started (an `airflow dags unpause` per DAG
+    # started Airflow afresh each time). A DAG not parsed yet is created unpaused (DAGS_ARE_PAUSED_AT_CREATION).
+    with AirflowApi(airflow.url, "admin", password) as api:
+        for dag_id in DAG_IDS:
+            with contextlib.suppress(AirflowApiError):
+                api.set_paused(dag_id, False)
     print(f"Airflow UI:        http://127.0.0.1:{port}/   (log in as admin / {password}; file {password_file})")
     print(f"Replication view:  http://127.0.0.1:{port}/hbrep/")
     if postgres is not None:

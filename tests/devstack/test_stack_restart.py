@@ -30,9 +30,9 @@ def devstack(*args: str) -> subprocess.CompletedProcess[str]:
                           timeout=600, env=env, cwd=REPO)  # fmt: skip
 
 
-def ship_task_states(state: str) -> list[str]:
-    """The states of the ship DAG's task instances, read from the stack's Airflow database (its PostgreSQL
-    server started for the read, and stopped again, when the stack is down)."""
+def airflow_db(state: str, *statements: str) -> list[tuple]:
+    """Run ``statements`` on the stack's Airflow database (its PostgreSQL server started for them, and
+    stopped again, when the stack is down); the rows the first one returned."""
     server = PostgresServer(Path(state) / "postgres")
     started_here = not server.running()
     if started_here:
@@ -40,14 +40,26 @@ def ship_task_states(state: str) -> list[str]:
     try:
         connection = server.connect("airflow")
         try:
+            results = []
             with connection.cursor() as cursor:
-                cursor.execute("SELECT state FROM task_instance WHERE dag_id = 'hbrep_ship' AND task_id = 'peer.ship'")
-                return [row[0] for row in cursor.fetchall()]
+                for statement in statements:
+                    cursor.execute(statement)
+                    results.append(cursor.fetchall() if cursor.description else [])
+            connection.commit()
+            return results[0]
         finally:
             connection.close()
     finally:
         if started_here:
             server.stop()
+
+
+SHIP_STATES = "SELECT state FROM task_instance WHERE dag_id = 'hbrep_ship' AND task_id = 'peer.ship'"
+
+
+def ship_task_states(state: str, *then: str) -> list[str]:
+    """The states of the ship DAG's task instances (see ``airflow_db``); then the statements ``then``."""
+    return [row[0] for row in airflow_db(state, SHIP_STATES, *then)]
 
 
 def test_down_then_up_at_once_twice_keeps_state(tmp_path):
@@ -69,6 +81,8 @@ def test_down_then_up_at_once_twice_keeps_state(tmp_path):
                 assert port_in_use(spark_port)  # the ship DAG's Spark Connect server
                 if round_ > 0:  # Airflow's metadata database (PostgreSQL) kept the earlier rounds' runs
                     assert ship_task_states(state), "the ship DAG's task instances of round 0 are gone"
+                    paused = airflow_db(state, "SELECT is_paused FROM dag WHERE dag_id = 'hbrep_verify'")
+                    assert paused == [(False,)], paused
             finally:
                 zk.stop()
                 zk.close()
@@ -80,8 +94,10 @@ def test_down_then_up_at_once_twice_keeps_state(tmp_path):
             down = devstack("down", "--state", state)
             assert down.returncode == 0, down.stderr
             # the window ended at the stop (on_kill) and its end was recorded (the API server stops last):
-            # no task instance is left "running" for the next up to find as a zombie
-            assert "running" not in ship_task_states(state), ship_task_states(state)
+            # no task instance is left "running" for the next up to find as a zombie. And a DAG paused while
+            # the stack is down runs again after the next up (up unpauses the stack's DAGs)
+            states = ship_task_states(state, "UPDATE dag SET is_paused = true WHERE dag_id = 'hbrep_verify'")
+            assert "running" not in states, states
             assert not port_in_use(zk_port) and not port_in_use(port) and not port_in_use(spark_port)
             assert not PostgresServer(Path(state) / "postgres").running()  # make down stopped it too
         assert (tmp_path / "stack" / "zk").is_dir()  # kept: the next up finds the clusters' state

@@ -173,6 +173,18 @@ def hbrep_json(*args: str, cluster: str) -> Any:
     return json.loads(hbrep(*args, "--json", cluster=cluster))
 
 
+def hbrep_json_here(*args: str, cluster: str) -> Any:
+    """``hbrep --cluster CLUSTER ARGS --json`` in this process, parsed: its Spark jobs run on the test session's
+    warm SparkSession (``spark_session`` gets the running one) instead of a new Spark JVM per command."""
+    from click.testing import CliRunner
+
+    from replication.cli import cli
+
+    result = CliRunner().invoke(cli, ["--cluster", cluster, *args, "--json"], catch_exceptions=False)
+    assert result.exit_code == 0, f"hbrep {' '.join(args)}: {result.output}"
+    return json.loads(result.stdout)
+
+
 # a table on real HBase and the same on an embedded hbrep cluster, for HBase replicating into hbrep
 SINK_VERSIONS = 3
 ARRIVAL_TIMEOUT_S = 180

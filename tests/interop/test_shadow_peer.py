@@ -27,6 +27,7 @@ from interop.helpers import (
     hbase_table_cells,
     hbrep,
     hbrep_json,
+    hbrep_json_here,
     hbrep_table_cells,
     restart_regionserver,
     write_through_thrift,
@@ -148,11 +149,12 @@ def test_a_shadow_peer_ships_real_hbase_to_real_hbase_across_a_region_server_kil
             connection.table(table).put(b"r00007", {b"a:q": b"drifted"}, timestamp=1_007)
         finally:
             connection.close()
-        drifted = hbrep_json("verify", "--families", "a", "--verbose", peer, table, cluster=a_key)
+        # the commands below run in this process on the warm SparkSession (the spark-submit path ran above)
+        drifted = hbrep_json_here("verify", "--in-process", "--families", "a", "--verbose", peer, table, cluster=a_key)
         assert drifted["counters"]["CONTENT_DIFFERENT_ROWS"] == 1 and drifted["counters"]["BADROWS"] == 1, drifted
         assert drifted["counters"]["GOODROWS"] == ROWS - 1
         # the GX checks read both real tables too: the drifted value is not a row-count problem
-        quality = hbrep_json("quality", table, "--peer", peer, cluster=a_key)
+        quality = hbrep_json_here("quality", table, "--peer", peer, cluster=a_key)
         assert quality["source_rows"] == ROWS and quality["peer_rows"] == ROWS, quality
         # hbrep repair makes B the source's copy again: two rows of B's own get delete markers, the changed
         # cell is put back, shipped to B over HBase's RPC; HBase's VerifyReplication is the judge
@@ -162,16 +164,16 @@ def test_a_shadow_peer_ships_real_hbase_to_real_hbase_across_a_region_server_kil
                 connection.table(table).put(row, {b"a:q": b"extra"}, timestamp=5_000)
         finally:
             connection.close()
-        plan = hbrep_json("repair", "--dry-run", peer, table, cluster=a_key)["before"]
+        plan = hbrep_json_here("repair", "--dry-run", peer, table, cluster=a_key)["before"]
         assert plan["counters"]["ROWSWITHDIFFS"] == 1 and plan["counters"]["SOURCEMISSINGROWS"] == 2, plan
         assert (plan["cells_to_put"], plan["cells_to_delete"]) == (1, 2), plan
-        repaired = hbrep_json("repair", peer, table, cluster=a_key)
+        repaired = hbrep_json_here("repair", peer, table, cluster=a_key)
         assert repaired["remaining"] == 0 and repaired["written"]["cells"] == 3, repaired
         counters = real_hbase.verify_replication(peer, table, families=["a"])
         assert counters["GOODROWS"] == ROWS and counters.get("BADROWS", 0) == 0, counters
         assert {c for c in hbase_table_cells(real_hbase_peer, table) if c[0].startswith(b"r")} >= load.written
         assert not {c for c in hbase_table_cells(real_hbase_peer, table) if c[0].startswith(b"x")}
-        again = hbrep_json("repair", peer, table, cluster=a_key)
+        again = hbrep_json_here("repair", peer, table, cluster=a_key)
         assert again["written"] == {} and again["before"]["counters"]["HASHES_NOT_MATCHED"] == 0, again
         # verify_targets of a real HBase source reads its descriptors from the rootdir: a replicated, b not
         described = {d.name: d for d in read_hbase_tables(LocalFileSystem(), str(real_hbase.rootdir))}[table]
@@ -340,7 +342,8 @@ def test_seed_peer_between_real_hbase_clusters_by_snapshot_while_a_keeps_writing
     try:
         load = TimedLoad(real_hbase, table, 400, b"r")
         load.start()
-        seeded = hbrep_json("seed_peer", peer, table, "--peer-rootdir", real_hbase_peer.rootdir_uri, cluster=a_key)
+        # in this process: its Spark jobs on the session's warm SparkSession, not a new Spark JVM
+        seeded = hbrep_json_here("seed_peer", peer, table, "--peer-rootdir", real_hbase_peer.rootdir_uri, cluster=a_key)
         assert seeded["created_on_peer"] == [table], seeded  # cloned from A's snapshot, A's descriptor
         assert seeded["verify"][table]["BADROWS"] == 0 and seeded["verify"][table]["GOODROWS"] >= 300, seeded
         load.join(120)

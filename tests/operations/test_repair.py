@@ -8,10 +8,12 @@ import uuid
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from support import add_peer, create_table, cycle
 
 from replication.checks.peer_checks import verify_replication
 from replication.checks.verify import VerifyOptions
+from replication.cli import cli
 from replication.operations.repair import repair_table
 from replication.operations.sync_table import (
     ALL_VERSIONS,
@@ -181,15 +183,18 @@ def test_the_cli_plans_repairs_and_refuses_bad_input_in_one_line(pair, spark):
     table = f"t_{uuid.uuid4().hex[:6]}"
     drift = _drifted(pair, spark, table, "4")
     key = str(pair.source_key)
-    planned = hbrep("--cluster", key, "repair", "4", table, "--dry-run", "--json", "--buckets", "16")
-    assert planned.returncode == 0, planned.stderr
+    # the two repairs in this process (their Spark jobs on the session's warm SparkSession); the refusals
+    # below in a fresh interpreter each, as a user sees them
+    args = ["--cluster", key, "repair", "4", table]
+    planned = CliRunner().invoke(cli, [*args, "--dry-run", "--json", "--buckets", "16"])
+    assert planned.exit_code == 0, planned.output
     plan = json.loads(planned.stdout)
     assert plan["dry_run"] and plan["after"] is None and plan["written"] == {}
     assert plan["before"]["counters"][TARGETMISSINGROWS] == len(drift["missing"])
     assert plan["before"]["cells_to_put"] == len(drift["missing"]) + len(drift["changed"])
 
-    repaired = hbrep("--cluster", key, "repair", "4", table)
-    assert repaired.returncode == 0, repaired.stderr
+    repaired = CliRunner().invoke(cli, args)
+    assert repaired.exit_code == 0, repaired.output
     assert repaired.stdout.splitlines()[-1] == "the peer's copy now matches"
 
     for args, message in (
