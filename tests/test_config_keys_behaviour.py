@@ -260,7 +260,8 @@ BEHAVIOUR: dict[str, list[str]] = {
     ],
     "hbase.rpc.protection": ["tests/cluster/hbase_rpc/test_sasl.py::test_kerberos_settings_come_from_hbases_keys"],
     "hbase.ipc.client.fallback-to-simple-auth-allowed": [
-        "tests/cluster/hbase_rpc/test_sasl.py::test_kerberos_settings_come_from_hbases_keys"
+        "tests/interop/test_hbase_master_cli.py::test_a_kerberos_client_at_a_simple_hbase_is_refused_unless_fallback_is_allowed",
+        "tests/cluster/hbase_rpc/test_sasl.py::test_kerberos_settings_come_from_hbases_keys",
     ],
     "hbase.unsafe.client.kerberos.hostname.disable.reversedns": [
         "tests/cluster/hbase_rpc/test_sasl.py::test_kerberos_settings_come_from_hbases_keys"

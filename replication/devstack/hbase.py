@@ -364,7 +364,7 @@ class RealHBase:
         for index, port in enumerate(layout.regionserver_ports, start=1):
             args = ["-D", f"hbase.regionserver.port={port}", "start"]
             jvms[f"rs{index}"] = self._jvm(f"rs{index}", REGIONSERVER_MAIN, args, layout, classpath)
-        if not layout.kerberos:  # a Kerberized cluster's Thrift would demand SASL of happybase: none is started
+        if not layout.kerberos:  # a Kerberized cluster runs no Thrift server: its tests read through AdminTool
             thrift_args = ["-b", LOOPBACK, "-p", str(layout.thrift_port), "--infoport", "-1", "start"]
             jvms["thrift"] = self._jvm("thrift", THRIFT_MAIN, thrift_args, layout, classpath)
         return jvms
