@@ -86,8 +86,9 @@ clean:
 # Airflow standalone on 127.0.0.1 with ZooKeeper and the embedded clusters a -> b, DAGs unpaused.
 # `make up DIST=1`: the distributed stack (CeleryExecutor on Redis with two Celery workers, a Spark standalone
 # master and two workers with the Connect server on it, cluster a's WALs and the ship work dir on HDFS).
+# `make up SPARK_MODE=submit`: the ship DAG runs spark-submit per run instead of the Spark Connect server.
 up: install | postgresql $(if $(DIST),redis,)
-	scripts/airflow-up.sh $(if $(DIST),--dist,)
+	scripts/airflow-up.sh $(if $(DIST),--dist,) $(if $(SPARK_MODE),--spark-mode $(SPARK_MODE),)
 
 # Stop every process `make up` started (PostgreSQL included); the clusters' state is kept for the next `make up`.
 # `make down CLEAN=1` also removes it, so the next `make up` starts from empty clusters.

@@ -61,6 +61,7 @@ BENCHMARKS: list[str] = [
     "dag_import",
     "scheduler",
     "failover_events",
+    "executor_preload",
 ]
 
 # Benchmarks that run the engine in one already-running Spark session, without Airflow's scheduler: the
@@ -68,7 +69,7 @@ BENCHMARKS: list[str] = [
 ENGINE_ONLY = {
     "cycle_cost", "e2e", "lag", "ship_memory", "hot_paths", "wal_on_hdfs", "hbase_native", "repair", "seed_rate",
 }  # fmt: skip
-THROUGH_SCHEDULER = ["scheduler", "native_vs_hbrep", "failover_events"]
+THROUGH_SCHEDULER = ["scheduler", "native_vs_hbrep", "failover_events", "executor_preload"]
 
 
 def machine() -> str:

@@ -154,14 +154,14 @@ def _devstack(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @contextlib.contextmanager
-def stack(tmp: str, mode: str):
+def stack(tmp: str, mode: str, *extra: str):
     from replication.net import free_port
     from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
 
     state = Path(tmp) / mode
     zk_port, api_port = free_port(), free_port()
     args = ["--state", str(state), "--zk-port", str(zk_port), "--port", str(api_port),
-            "--spark-port", str(free_port()), "--spark-mode", mode]  # fmt: skip
+            "--spark-port", str(free_port()), "--spark-mode", mode, *extra]  # fmt: skip
     up = _devstack("up", *args)
     try:
         if up.returncode != 0:

@@ -61,6 +61,7 @@ with DAG(
     tags=["hbrep", "replication"],
     default_args={"retries": 2, "retry_delay": timedelta(seconds=5), "zookeeper_conn_id": s.ZK_CONN_ID},
     deadline=s.ship_deadline(),
+    user_defined_macros={"hbrep_pyfiles": s.pyfiles_here},
 ) as dag:
     peers = ListPeersOperator(task_id="peers", pool=s.ZK_POOL)
 
@@ -78,7 +79,7 @@ with DAG(
             task_id="ship",
             conn_id=s.SPARK_CONN_ID,
             application=s.ship_script(),
-            py_files=s.snapshot_xcom("pyfiles"),
+            py_files=s.SHIP_PYFILES,  # zipped on the ship task's own worker when the snapshot's is elsewhere
             application_args=["--manifest", s.snapshot_xcom("manifest"), "--result", s.snapshot_xcom("result")],
             name="hbrep-ship",
             conf={

@@ -134,6 +134,22 @@ def ship_script() -> str:
     return str(Path(next(iter(spec.submodule_search_locations))) / "jobs" / "ship.py")
 
 
+def pyfiles_here(snapshot: dict) -> str:
+    """The ``--py-files`` zip for a ship task, on the machine that renders the task (its worker). For a manifest
+    on HDFS, the package zipped in this worker's own temp dir (``replication.jobs.launch.pyfiles_for``, once per
+    code version): the snapshot task may have run on another host, whose temp dir this one cannot read. For a
+    local manifest, the snapshot's zip beside it. Used as the DAG's ``hbrep_pyfiles`` macro; the library is
+    imported only when a ship task is rendered, never at parse time."""
+    if "://" not in snapshot["manifest"]:
+        return str(snapshot["pyfiles"])
+    from replication.jobs.launch import pyfiles_for
+
+    return str(pyfiles_for(snapshot["manifest"]))
+
+
+SHIP_PYFILES = "{{ hbrep_pyfiles(ti.xcom_pull(task_ids='peer.snapshot', map_indexes=ti.map_index)) }}"
+
+
 def snapshot_xcom(key: str, snapshot_task_id: str = "peer.snapshot") -> str:
     """Jinja pulling ``key`` of the same map index's snapshot XCom (for the ship task's templated args)."""
     return f"{{{{ ti.xcom_pull(task_ids='{snapshot_task_id}', map_indexes=ti.map_index)['{key}'] }}}}"

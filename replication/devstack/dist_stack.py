@@ -31,7 +31,11 @@ from replication.net import free_port
 
 WORKERS = 2
 SOURCE_ROOT_ON_HDFS = "/hbase-a"
-# Spark executors of the standalone cluster: one core and 512 MB each, at most one per Worker
+# Spark executors of the Connect server: one core and 512 MB each, one per Worker, two cores in all. Each Worker
+# offers two cores (slots, not the machine's cores) and 2 GB, so a spark-submit job (spark-submit mode, the
+# default executor memory of 1 GB) gets the other core of each Worker while the Connect server holds its own;
+# with one core per Worker the Connect server held them all and a submitted job never got an executor.
+WORKER_CORES, WORKER_MEMORY_MB = 2, 2048
 EXECUTOR_CONF = {"spark.executor.memory": "512m", "spark.executor.cores": "1", "spark.cores.max": str(WORKERS)}
 
 
@@ -51,7 +55,7 @@ class DistServices:
         self.state = Path(self.state).resolve()
         self.hdfs = HdfsCluster(self.state / "hdfs")
         self.redis = RedisServer(self.state / "redis")
-        self.spark = SparkCluster(self.state / "spark", WORKERS)
+        self.spark = SparkCluster(self.state / "spark", WORKERS, cores=WORKER_CORES, memory_mb=WORKER_MEMORY_MB)
         port = self.connect_port or _recorded_port(self.state / "spark-connect") or free_port()
         self.connect = SparkConnectServer(self.state / "spark-connect", port, driver_memory_mb=768,
                                           master=self.spark.master_url, extra_conf=EXECUTOR_CONF)  # fmt: skip

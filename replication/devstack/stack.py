@@ -234,12 +234,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--spark-mode", choices=("connect", "submit"), default="connect",
                         help="the ship DAG's engine: the Spark Connect server, or spark-submit per run")  # fmt: skip
     parser.add_argument("--ship-window-ms", type=int, default=SHIP_WINDOW_MS, help="hbrep.ship.window.ms")
+    parser.add_argument("--executor", help="up: Airflow's executor for the one-host stack (default hbrep_airflow's "
+                        "PreloadingLocalExecutor; e.g. LocalExecutor)")  # fmt: skip
     parser.add_argument("--clean", action="store_true", help="down: also remove the state folder")
     parser.add_argument("--dist", action="store_true",
                         help="up: the distributed stack (Celery workers, Spark standalone cluster, HDFS)")  # fmt: skip
     args = parser.parse_args(argv)
     state = Path(args.state).resolve()
     if args.action == "up":
+        if args.executor:
+            os.environ["AIRFLOW__CORE__EXECUTOR"] = args.executor  # launch_standalone keeps a named executor
         up(state, args.zk_port, args.port, args.spark_port, args.spark_mode, args.ship_window_ms, args.dist)
     else:
         down(state, clean=args.clean)

@@ -36,12 +36,11 @@ from replication.config import Config
 from replication.errors import ConfigError, HbrepError
 from replication.jobs.connect_port import embedded_state_dir, read_port
 from replication.jobs.ship_frame import run_ship_frame_job
-from replication.jobs.submit import build_pyfiles
+from replication.jobs.submit import package_digest, package_zip
 from replication.net import LOOPBACK
 from replication.source.manifest import Manifest, ShipResult, is_uri, read_text, work_dir_for, write_text
 
 LOG = logging.getLogger(__name__)
-PACKAGE_DIR = Path(__file__).resolve().parent.parent
 
 
 # pyspark's Connect client, as connect_session imports it
@@ -108,16 +107,6 @@ def connect_url(conf: Config) -> str:
     return f"sc://{LOOPBACK}:{port}"
 
 
-def package_digest() -> str:
-    """A digest of the ``replication`` package's sources (names and bytes): its version for sessions."""
-    digest = hashlib.sha256()
-    for path in sorted(PACKAGE_DIR.rglob("*")):
-        if path.suffix in (".py", ".proto", ".pyi") and "__pycache__" not in path.parts:
-            digest.update(str(path.relative_to(PACKAGE_DIR)).encode())
-            digest.update(path.read_bytes())
-    return digest.hexdigest()
-
-
 def session_id_for(name: str, digest: str, generation: int = 0) -> str:
     """The shared session's id: a UUID (version-4 form, as Spark Connect requires) of name + digest."""
     seed = hashlib.sha256(f"{name}\0{digest}\0{generation}".encode()).digest()
@@ -136,17 +125,6 @@ def with_params(url: str, **params: str) -> str:
 def operation_tag(owner: str) -> str:
     """A Spark operation tag for a lease owner (tags may not contain commas; kept short and stable)."""
     return "hbrep-" + hashlib.sha256(owner.encode()).hexdigest()[:24]
-
-
-def _package_zip(work_dir: Path, digest: str) -> Path:
-    """The package zip for the artifact, named by its digest (an equal name means equal bytes)."""
-    # the bytecode inside is this Python's: a client on another Python version names another zip
-    target = work_dir / f"hbrep-replication-{digest[:16]}-{importlib.util.MAGIC_NUMBER.hex()}.zip"
-    if not target.exists():
-        built = build_pyfiles(work_dir / f".build-{os.getpid()}")
-        built.replace(target)
-        built.parent.rmdir()
-    return target
 
 
 @contextmanager
@@ -171,7 +149,7 @@ def connect_session(url: str, conf: Config, work_dir: str | os.PathLike[str], *,
         spark.client.set_retry_policies([DefaultPolicy(max_retries=retries, max_backoff=2000)])
         try:
             if conf.get_bool("hbrep.spark.connect.ship.package", True):
-                spark.addArtifacts(str(_package_zip(Path(work_dir), digest)), pyfile=True)
+                spark.addArtifacts(str(package_zip(Path(work_dir), digest)), pyfile=True)
             else:
                 spark.version  # noqa: B018 - one round trip: is the server there?
             break

@@ -17,7 +17,7 @@ from typing import Any
 from replication.config import Config
 from replication.jobs.connect import ConnectShipRunner
 from replication.jobs.ship import run_ship_job
-from replication.jobs.submit import build_pyfiles, spark_submit
+from replication.jobs.submit import build_pyfiles, package_zip, spark_submit
 from replication.source.job_runner import ShipJobRunner
 from replication.source.manifest import Manifest, ShipResult, is_uri, read_text, write_text
 
@@ -26,9 +26,10 @@ SHIP_SCRIPT = Path(__file__).resolve().with_name("ship.py")
 
 def pyfiles_for(manifest_path: str) -> Path:
     """The ``replication`` package zipped beside the manifest, for ``spark-submit --py-files``; for a
-    manifest on HDFS, in this machine's temp dir (spark-submit reads --py-files from a local path)."""
+    manifest on HDFS, in this machine's temp dir (spark-submit reads --py-files from a local path), once per
+    code version (``package_zip``): every worker host builds its own, none reads another's."""
     if is_uri(manifest_path):
-        return build_pyfiles(Path(tempfile.gettempdir()) / "hbrep-pyfiles" / manifest_path.rsplit("/", 2)[-2])
+        return package_zip(Path(tempfile.gettempdir()) / "hbrep-pyfiles")
     return build_pyfiles(Path(manifest_path).parent)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import marshal
 import os
@@ -47,6 +48,30 @@ def build_pyfiles(dest_dir: str | os.PathLike[str]) -> Path:
                     archive.writestr(entry, _bytecode(path.read_bytes(), str(name)))
     tmp.replace(dest)
     return dest
+
+
+def package_digest() -> str:
+    """A digest of the ``replication`` package's sources (names and bytes): its version for sessions and zips."""
+    digest = hashlib.sha256()
+    for path in sorted(PACKAGE_DIR.rglob("*")):
+        if path.suffix in (".py", ".proto", ".pyi") and "__pycache__" not in path.parts:
+            digest.update(str(path.relative_to(PACKAGE_DIR)).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def package_zip(folder: Path, digest: str | None = None) -> Path:
+    """The package zip in ``folder``, named by the package's digest (an equal name means equal bytes): built
+    once per code version and folder (:func:`build_pyfiles` in a folder of this process, then renamed, so
+    processes building at once do not meet), reused after."""
+    digest = digest or package_digest()
+    # the bytecode inside is this Python's: a client on another Python version names another zip
+    target = Path(folder) / f"hbrep-replication-{digest[:16]}-{importlib.util.MAGIC_NUMBER.hex()}.zip"
+    if not target.exists():
+        built = build_pyfiles(Path(folder) / f".build-{os.getpid()}")
+        built.replace(target)
+        built.parent.rmdir()
+    return target
 
 
 def _bytecode(source: bytes, name: str) -> bytes:

@@ -30,6 +30,7 @@ from replication.source.manifest import (
     PeerTask,
     ShipResult,
     cycle_folder,
+    exists_at,
     join_location,
     read_text,
     result_path_for,
@@ -223,11 +224,10 @@ def commit_step(
     false: a ship window keeps them for its next pass); idempotent."""
     manifest = Manifest.from_json(read_text(manifest_path))
     result_path = result_path or result_path_for(manifest_path)
-    result = (
-        ShipResult.from_json(read_text(result_path))
-        if os.path.exists(result_path)
-        else ShipResult(manifest.cycle_id, [])
-    )
+    # a result on HDFS (a shared work dir) too: os.path.exists said no for every URI, so a cycle whose
+    # files are on HDFS committed nothing and its queues never moved
+    found = exists_at(result_path)
+    result = ShipResult.from_json(read_text(result_path)) if found else ShipResult(manifest.cycle_id, [])
     source = open_source(zk, key, conf)
     try:
         commits = commit(zk, source.paths, result.queues)

@@ -169,6 +169,12 @@ def read_text(location: str, fs: FileSystem | None = None) -> str:
     return fs.read_range(location, 0).decode("utf-8")
 
 
+def exists_at(location: str) -> bool:
+    """True when a manifest/result file is at ``location`` (a path or a filesystem URI)."""
+    fs, path = get_filesystem(location)
+    return fs.exists(path)
+
+
 def work_dir_for(conf: Config) -> Path:
     """Where manifests and results go: ``hbrep.work.dir`` or ``<hbrep.state.dir>/cycles``."""
     return Path(conf.get_str("hbrep.work.dir", os.path.join(conf.get_str("hbrep.state.dir"), "cycles")))

@@ -194,10 +194,16 @@ def test_a_ship_run_spread_over_both_workers_ships_correctly(dist):
             break
         assert time.monotonic() < deadline, "no successful ship run had tasks on both workers"
         time.sleep(10)
-    _run_id, hosts = spread[-1]
+    run_id, hosts = spread[-1]
     assert set(hosts.values()) == {"dist-worker-1", "dist-worker-2"}, hosts
     assert "peer.ship[0]" in hosts, hosts
     assert keys <= rows_of(dist.wait_same())
+    # the ship work dir is on HDFS, which both workers share, not under a local path of one of them (its
+    # cycle folders go after each pass; the folder they were made in stays)
+    from replication.fs import get_filesystem
+
+    fs, work = get_filesystem(dist.services.source_root() + "/.hbrep/airflow-cycles")
+    assert fs.exists(work), f"no ship work dir on HDFS after run {run_id}"
 
 
 def _running_ship(api: AirflowApi, timeout: float = 300.0) -> tuple[str, dict[str, Any]]:

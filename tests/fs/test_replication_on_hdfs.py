@@ -162,6 +162,29 @@ def test_a_wal_archived_between_snapshot_and_read_is_found_in_old_wals(hdfs_pair
     assert keys <= _row_keys(spark, pair.peer, table)
 
 
+def test_a_cycle_whose_manifest_and_result_are_on_hdfs_commits_its_positions(hdfs_pair, spark):
+    """The Airflow hook's work dir for a root on HDFS is on that HDFS (shared by workers on other hosts):
+    the commit reads the result there (it once looked for it on the local disk, found nothing, and
+    committed no position)."""
+    from replication.source.manifest import shared_work_dir
+
+    pair = hdfs_pair
+    table = _table(pair)
+    keys = _put_rows(pair, table, range(2000, 2050))
+    work = shared_work_dir(pair.conf, pair.source.root)
+    assert work.startswith("hdfs://"), work
+    before = _positions(pair)
+    with connected(pair.source_key) as zk:
+        outcome = snapshot_step(zk, pair.source_key, pair.conf, owner="work-on-hdfs", work_dir=work)
+        assert outcome.manifest_path.startswith(work) and outcome.queues
+        ship_step(outcome.manifest_path, pair.conf, runner=runner_for(pair.conf, spark))
+        report = commit_step(zk, pair.source_key, pair.conf, outcome.manifest_path, owner="work-on-hdfs")
+    assert report.queues and all(q.status == "ok" for q in report.queues), report.queues
+    assert report.peers["1"].rows_shipped >= len(keys) and report.peers["1"].positions_advanced > 0
+    assert _positions(pair) != before
+    assert keys <= _row_keys(spark, pair.peer, table)
+
+
 def test_the_log_cleaner_deletes_shipped_old_wals_on_hdfs(hdfs_pair, hdfs_cluster, spark):
     pair = hdfs_pair
     table = _table(pair)

@@ -13,7 +13,6 @@ from support import add_peer, create_table, table_state
 from replication.cluster.region_routing import encoded_region_name
 from replication.errors import ConfigError
 from replication.jobs.connect import (
-    PACKAGE_DIR,
     SparkConnectUnavailable,
     connect_session,
     connect_url,
@@ -22,6 +21,7 @@ from replication.jobs.connect import (
     with_params,
 )
 from replication.jobs.ship_frame import run_ship_frame_job
+from replication.jobs.submit import PACKAGE_DIR
 from replication.net import free_port
 from replication.source.cycle import commit_step, snapshot_step
 from replication.source.manifest import Manifest, read_text, result_path_for, write_text

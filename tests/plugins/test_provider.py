@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -95,3 +96,27 @@ def test_ship_on_edits_is_off_unless_turned_on_and_a_bad_value_is_named(monkeypa
     monkeypatch.setenv("HBREP_SHIP_ON_EDITS", "sometimes")
     with pytest.raises(ValueError, match="HBREP_SHIP_ON_EDITS must be true or false, not 'sometimes'"):
         dag_settings.ship_on_edits()
+
+
+def test_the_ship_tasks_pyfiles_are_zipped_on_its_own_worker_for_a_manifest_on_hdfs(tmp_path, monkeypatch):
+    """Celery workers on separate hosts: the snapshot's zip is in the other worker's temp dir, so the ship
+    task's worker zips the package in its own, once per code version; a local manifest keeps the snapshot's."""
+    import zipfile
+
+    from hbrep_airflow import dag_settings
+
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path / "this-worker-tmp"))
+    (tmp_path / "this-worker-tmp").mkdir()
+    elsewhere = "/nonexistent/other-worker-tmp/hbrep-pyfiles/hbrep-replication-0123.zip"
+    manifest = "webhdfs://127.0.0.1:9870/hbase-a/.hbrep/airflow-cycles/cycle-7/manifest.json"
+    here = dag_settings.pyfiles_here({"pyfiles": elsewhere, "manifest": manifest})
+    assert here.startswith(str(tmp_path / "this-worker-tmp" / "hbrep-pyfiles" / "hbrep-replication-")), here
+    with zipfile.ZipFile(here) as archive:
+        assert "replication/jobs/ship.py" in archive.namelist()
+    built = Path(here).stat().st_mtime_ns
+    assert dag_settings.pyfiles_here({"pyfiles": elsewhere, "manifest": manifest}) == here  # built once
+    assert Path(here).stat().st_mtime_ns == built
+    beside = str(tmp_path / "cycle-8" / "hbrep-replication.zip")
+    local_manifest = str(tmp_path / "cycle-8" / "manifest.json")
+    assert dag_settings.pyfiles_here({"pyfiles": beside, "manifest": local_manifest}) == beside
+    assert "hbrep_pyfiles(" in dag_settings.SHIP_PYFILES

@@ -137,8 +137,10 @@ class ReplicationHook(BaseHook):
 
         conf = self.conf
         with self.zk_hook.connected() as zk:
-            root = open_source(zk, self.cluster_key, conf).root
-            work = shared_work_dir(conf, root)
+            source = open_source(zk, self.cluster_key, conf)
+            # the root as recorded (webhdfs://... for a root on HDFS): the work dir on the cluster's own
+            # filesystem, which workers on other hosts share; ``.root`` is a path of that filesystem only
+            work = shared_work_dir(conf, source.root_uri or source.root)
             outcome = snapshot_step(
                 zk,
                 self.cluster_key,
@@ -191,7 +193,8 @@ class ReplicationHook(BaseHook):
 
         conf = self.conf
         with self.zk_hook.connected() as zk:
-            work = shared_work_dir(conf, open_source(zk, self.cluster_key, conf).root)
+            source = open_source(zk, self.cluster_key, conf)
+            work = shared_work_dir(conf, source.root_uri or source.root)  # on HDFS for a root there (snapshot)
             with ConnectShipRunner(conf, work, url=connect_url, owner=owner) as runner:
                 report = run_window(
                     zk, self.cluster_key, conf, runner, owner=owner, peer_ids=[peer_id], work_dir=work,
