@@ -108,6 +108,13 @@ DEFAULTS: dict[str, str] = {
     "hbase.security.authentication": "simple",
     "hbase.client.kerberos.principal": "",
     "hbase.client.keytab.file": "",
+    # Kerberos on hbrep's HBase RPC client (replication/cluster/hbase_rpc/rpc_kerberos.py), HBase's keys: the
+    # servers' principals (_HOST = the host connected to), the SASL protection, SIMPLE servers accepted or not
+    "hbase.master.kerberos.principal": "",
+    "hbase.regionserver.kerberos.principal": "",
+    "hbase.rpc.protection": "authentication",
+    "hbase.ipc.client.fallback-to-simple-auth-allowed": "false",
+    "hbase.unsafe.client.kerberos.hostname.disable.reversedns": "false",
     # HBase's RPC TLS on hbrep's HBase RPC client (replication/cluster/hbase_rpc/tls.py), HBase's keys
     "hbase.client.netty.tls.enabled": "false",
     "hbase.client.netty.tls.verify.server.hostname": "true",
@@ -247,6 +254,14 @@ def _authentication(raw: str) -> str:
     return _choice("simple", "kerberos")(raw.strip().lower())
 
 
+def _protection(raw: str) -> str:
+    # SaslUtil.getQop: authentication, integrity, privacy (comma-separated), or SASL's auth/auth-int/auth-conf
+    for part in (p.strip().lower() for p in raw.split(",")):
+        if part and part not in ("authentication", "integrity", "privacy", "auth", "auth-int", "auth-conf"):
+            raise ValueError(f"{part!r} is not one of authentication, integrity, privacy")
+    return raw
+
+
 def _connect_url(raw: str) -> str:
     if raw and not raw.startswith("sc://"):
         raise ValueError(f"{raw!r} is not a Spark Connect URL (sc://host:port)")
@@ -353,6 +368,9 @@ VALIDATORS: dict[str, Validator] = {
     "hbrep.lag.alert.ms": _int(1),
     "hbrep.zk.auth": _digest_auth,
     "hbase.security.authentication": _authentication,
+    "hbase.rpc.protection": _protection,
+    "hbase.ipc.client.fallback-to-simple-auth-allowed": _bool,
+    "hbase.unsafe.client.kerberos.hostname.disable.reversedns": _bool,
     "hbase.client.netty.tls.enabled": _bool,
     "hbase.client.netty.tls.verify.server.hostname": _bool,
     "hbase.rpc.tls.truststore.location": _pem_file,

@@ -27,6 +27,7 @@ from replication.errors import ConfigError, HbrepError
 AUTHENTICATION_KEY = "hbase.security.authentication"
 PRINCIPAL_KEY = "hbase.client.kerberos.principal"
 KEYTAB_KEY = "hbase.client.keytab.file"
+PROTECTION_KEY = "hbase.rpc.protection"
 KEYTAB_MAGIC = (b"\x05\x01", b"\x05\x02")  # MIT keytab file format versions 1 and 2
 
 
@@ -99,11 +100,12 @@ def check_login(identity: KerberosIdentity, service: str, host: str) -> None:
         finally:
             kerberos.authGSSClientClean(context)
     except kerberos.GSSError as exc:
-        raise KerberosError(_explain(exc, identity, target)) from None
+        raise KerberosError(explain(exc, identity, target)) from None
 
 
-def _explain(exc: Exception, identity: KerberosIdentity, target: str) -> str:
-    """One line for a GSSAPI failure (``GSSError((major, code), (minor, code))``)."""
+def explain(exc: Exception, identity: KerberosIdentity, target: str) -> str:
+    """One line for a GSSAPI failure (``GSSError((major, code), (minor, code))``) of ``identity`` asking for
+    a ticket to, or talking with, ``target`` (``service@host``)."""
     minor = _gss_message(exc)
     who = identity.describe()
     if "Can't find client principal" in minor or "No key table entry" in minor:
@@ -119,6 +121,15 @@ def _explain(exc: Exception, identity: KerberosIdentity, target: str) -> str:
     if "not found in Kerberos database" in minor:
         return f"the KDC does not know the service principal for {target}: {minor}"
     return f"Kerberos authentication as {who} to {target} failed: {minor}"
+
+
+def protection_refused(target: str, wanted: tuple[str, ...], offered: tuple[str, ...]) -> str:
+    """One line for a server that offers none of the SASL qops ``hbase.rpc.protection`` asks for."""
+    names = {"auth": "authentication", "auth-int": "integrity", "auth-conf": "privacy"}
+    return (
+        f"{target} offers hbase.rpc.protection {', '.join(names[q] for q in offered) or 'nothing'}, "
+        f"hbrep asks for {', '.join(names[q] for q in wanted)}: set {PROTECTION_KEY} as the servers have it"
+    )
 
 
 def _gss_message(exc: Exception) -> str:

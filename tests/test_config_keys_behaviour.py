@@ -249,6 +249,23 @@ BEHAVIOUR: dict[str, list[str]] = {
         "tests/secure/test_zookeeper_sasl.py::test_refusals_are_one_line_and_nothing_is_written",
         "tests/test_kerberos.py::test_kerberos_takes_hbases_principal_and_keytab_keys",
     ],
+    # Kerberos on hbrep's HBase RPC client, against a real Kerberized HBase 2.6
+    "hbase.master.kerberos.principal": [
+        "tests/secure/test_hbase_rpc_kerberos.py::test_refusals_are_one_line_naming_what_is_wrong",
+        "tests/cluster/hbase_rpc/test_sasl.py::test_kerberos_settings_come_from_hbases_keys",
+    ],
+    "hbase.regionserver.kerberos.principal": [
+        "tests/secure/test_hbase_rpc_kerberos.py::test_a_ship_cycle_replicates_into_the_kerberized_hbase",
+        "tests/cluster/hbase_rpc/test_sasl.py::test_kerberos_settings_come_from_hbases_keys",
+    ],
+    "hbase.rpc.protection": ["tests/cluster/hbase_rpc/test_sasl.py::test_kerberos_settings_come_from_hbases_keys"],
+    "hbase.ipc.client.fallback-to-simple-auth-allowed": [
+        "tests/interop/test_hbase_master_cli.py::test_a_kerberos_client_at_a_simple_hbase_is_refused_unless_fallback_is_allowed",
+        "tests/cluster/hbase_rpc/test_sasl.py::test_kerberos_settings_come_from_hbases_keys",
+    ],
+    "hbase.unsafe.client.kerberos.hostname.disable.reversedns": [
+        "tests/cluster/hbase_rpc/test_sasl.py::test_kerberos_settings_come_from_hbases_keys"
+    ],
     # HBase's RPC TLS on hbrep's HBase RPC client, against a real HBase 2.6 serving TLS only
     "hbase.client.netty.tls.enabled": [
         "tests/secure/test_hbase_rpc_tls.py::test_master_and_table_commands_work_over_tls",

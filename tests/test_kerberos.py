@@ -6,7 +6,7 @@ import pytest
 
 from replication.config import Config
 from replication.errors import ConfigError
-from replication.kerberos import KerberosError, KerberosIdentity, _explain, check_keytab, kerberos_identity
+from replication.kerberos import KerberosError, KerberosIdentity, check_keytab, explain, kerberos_identity
 
 
 def _conf(values: dict[str, str] | None = None) -> Config:
@@ -61,5 +61,5 @@ def test_only_a_readable_keytab_file_passes(tmp_path):
 )
 def test_gssapi_failures_become_one_line_naming_the_cause(minor, expected):
     error = Exception(("Unspecified GSS failure.  Minor code may provide more information", 851968), (minor, -1))
-    line = _explain(error, KerberosIdentity("a@R", "/k"), "zookeeper@h")
+    line = explain(error, KerberosIdentity("a@R", "/k"), "zookeeper@h")
     assert line.startswith(expected) and "\n" not in line

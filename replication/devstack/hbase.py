@@ -1,14 +1,19 @@
 """A real Apache HBase (the release pinned in interop/hbase/pom.xml) run pseudo-distributed on loopback.
 
-One HMaster, 1..N HRegionServers and HBase's Thrift server, each a JVM of its own, against an
-existing ZooKeeper (hbrep's embedded one) under their own znode parent (default ``/hbase-real``),
+One HMaster, 1..N HRegionServers and HBase's Thrift server (not on a Kerberized cluster), each a JVM of its
+own, against an existing ZooKeeper (hbrep's embedded one) under their own znode parent (default ``/hbase-real``),
 with the root directory on the local file system, or on HDFS when ``start`` is given a ``rootdir``
 (``hdfs://127.0.0.1:<rpc port>/hbase``: WALs are then written through HDFS's own client, hflushed
-into files the NameNode still holds open). Everything else lives in one folder::
+into files the NameNode still holds open). With ``kerberos`` (:class:`HBaseKerberos`) the cluster is a secure
+one: ``hbase.security.authentication=kerberos`` (SASL GSSAPI on every RPC), its servers, Thrift and the tools
+logged in from a keytab made by ``devstack/kdc.py``, ZooKeeper reached through SASL (a JAAS ``Client``
+section). Everything else lives in one folder::
 
     <root>/hbase.json            the cluster's ports and settings (what stop/status read)
     <root>/conf/hbase-site.xml   the configuration every HBase JVM (and every tool run) reads
     <root>/conf/log4j2.properties
+    <root>/conf/jaas.conf        a Kerberized cluster's ZooKeeper login (JAAS ``Client``)
+    <root>/conf/core-site.xml    a Kerberized cluster's ``hadoop.security.authentication`` (Hadoop's UGI)
     <root>/hbase/                hbase.rootdir when local: WALs/, oldWALs/, data/, MasterData/ ...
     <root>/run/<name>.pid|.log   master, rs1..rsN, thrift (JvmProcess)
 
@@ -21,8 +26,10 @@ classpath and configuration through :meth:`RealHBase.run_tool`.
 from __future__ import annotations
 
 import json
+import os
 import re
 import secrets
+import shutil
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
@@ -35,6 +42,7 @@ from replication.devstack.jvm import JvmProcess, JvmProcessError, port_accepts
 from replication.devstack.maven import interop_tools_classpath
 from replication.devstack.tls_ca import ThrowAwayCA
 from replication.errors import HbrepError
+from replication.kerberos import KerberosIdentity
 from replication.net import LOOPBACK, free_port, port_in_use
 from replication.zk.client import connected
 from replication.zk.cluster_key import ClusterKey
@@ -106,6 +114,7 @@ class HBaseLayout:
     heap_mb: int = 384
     extra_site: dict[str, str] = field(default_factory=dict)
     rootdir: str = ""  # hbase.rootdir as a URI; "" = <root>/hbase on the local file system
+    kerberos: dict[str, str] = field(default_factory=dict)  # HBaseKerberos's fields; {} = SIMPLE
 
     @property
     def cluster_key(self) -> str:
@@ -159,6 +168,63 @@ class HBaseTls:
             "hbase.client.netty.tls.enabled": "true",
             "hbase.rpc.tls.truststore.location": str(self.ca),
             "hbase.rpc.tls.keystore.location": str(self.client),
+        }
+
+
+@dataclass(frozen=True)
+class HBaseKerberos:
+    """A Kerberized dev cluster: the servers' (and the tools') principal and keytab from ``devstack/kdc.py``
+    (``hbase/127.0.0.1@REALM``), the realm's krb5.conf and the RPC protection (``hbase.rpc.protection``)."""
+
+    principal: str
+    keytab: str
+    krb5_conf: str
+    protection: str = "authentication"
+
+    def site(self) -> dict[str, str]:
+        """hbase-site.xml's security keys (HBase's and Hadoop's names): Kerberos on every RPC, the master's, region
+        servers' and Thrift's logins, and the client login HBase's tools (AdminTool, VerifyReplication) take."""
+        return {
+            "hadoop.security.authentication": "kerberos",
+            "hbase.security.authentication": "kerberos",
+            "hbase.rpc.protection": self.protection,
+            "hbase.master.kerberos.principal": self.principal,
+            "hbase.master.keytab.file": self.keytab,
+            "hbase.regionserver.kerberos.principal": self.principal,
+            "hbase.regionserver.keytab.file": self.keytab,
+            "hbase.thrift.kerberos.principal": self.principal,
+            "hbase.thrift.keytab.file": self.keytab,
+            "hbase.client.kerberos.principal": self.principal,
+            "hbase.client.keytab.file": self.keytab,
+        }
+
+    def jaas(self) -> str:
+        """The JAAS file of every JVM: its ZooKeeper (SASL) login from the keytab."""
+        return (
+            "Client {\n  com.sun.security.auth.module.Krb5LoginModule required\n"
+            f'  useKeyTab=true\n  keyTab="{self.keytab}"\n  storeKey=true\n  useTicketCache=false\n'
+            f'  principal="{self.principal}";\n}};\n'
+        )
+
+    def jvm_options(self, jaas_file: Path) -> list[str]:
+        """The realm's krb5.conf, the JAAS file, and ZooKeeper's server principal (``zookeeper/127.0.0.1@REALM``,
+        not the reverse lookup ZooKeeper's client makes of the quorum's address)."""
+        realm = self.principal.rsplit("@", 1)[-1]
+        return [
+            f"-Djava.security.krb5.conf={self.krb5_conf}",
+            f"-Djava.security.auth.login.config={jaas_file}",
+            "-Dzookeeper.sasl.client.canonicalize.hostname=false",
+            f"-Dzookeeper.server.principal=zookeeper/{LOOPBACK}@{realm}",
+        ]
+
+    def client_settings(self) -> dict[str, str]:
+        """hbrep's keys (HBase's names) for the servers' principals and the protection (hbrep's own identity
+        comes from hbase.client.kerberos.principal / hbase.client.keytab.file)."""
+        return {
+            "hbase.security.authentication": "kerberos",
+            "hbase.master.kerberos.principal": self.principal,
+            "hbase.regionserver.kerberos.principal": self.principal,
+            "hbase.rpc.protection": self.protection,
         }
 
 
@@ -219,6 +285,8 @@ def site_values(root: Path, layout: HBaseLayout) -> dict[str, str]:
         # few procedure threads: the machine has 2 cores shared by every JVM of the dev stack
         "hbase.master.procedure.threads": "4",
     }
+    if layout.kerberos:
+        values.update(HBaseKerberos(**layout.kerberos).site())
     values.update(layout.extra_site)
     return values
 
@@ -270,9 +338,12 @@ class RealHBase:
         return f"{self.conf_dir}:{interop_tools_classpath()}"
 
     def jvm_options(self, tool: bool = False) -> list[str]:
-        """Java options of the servers (log to stdout, i.e. the log file) or of tools (log to stderr)."""
+        """Java options of the servers (log to stdout, i.e. the log file) or of tools (log to stderr); a
+        Kerberized cluster's login options (:class:`HBaseKerberos`) on both."""
         log_conf = self.conf_dir / ("log4j2-tools.properties" if tool else "log4j2.properties")
-        return [*JAVA17_OPTIONS, f"-Dlog4j2.configurationFile={log_conf}"]
+        kerberos = self.layout().kerberos if self.state_file.exists() else {}
+        secure = HBaseKerberos(**kerberos).jvm_options(self.conf_dir / "jaas.conf") if kerberos else []
+        return [*JAVA17_OPTIONS, f"-Dlog4j2.configurationFile={log_conf}", *secure]
 
     # -- processes ------------------------------------------------------------------------------
     def _jvm(self, name: str, main: str, args: Sequence[str], layout: HBaseLayout, classpath: str) -> JvmProcess:
@@ -294,8 +365,9 @@ class RealHBase:
         for index, port in enumerate(layout.regionserver_ports, start=1):
             args = ["-D", f"hbase.regionserver.port={port}", "start"]
             jvms[f"rs{index}"] = self._jvm(f"rs{index}", REGIONSERVER_MAIN, args, layout, classpath)
-        thrift_args = ["-b", LOOPBACK, "-p", str(layout.thrift_port), "--infoport", "-1", "start"]
-        jvms["thrift"] = self._jvm("thrift", THRIFT_MAIN, thrift_args, layout, classpath)
+        if not layout.kerberos:  # a Kerberized cluster runs no Thrift server: its tests read through AdminTool
+            thrift_args = ["-b", LOOPBACK, "-p", str(layout.thrift_port), "--infoport", "-1", "start"]
+            jvms["thrift"] = self._jvm("thrift", THRIFT_MAIN, thrift_args, layout, classpath)
         return jvms
 
     def start(
@@ -307,8 +379,10 @@ class RealHBase:
         extra_site: Mapping[str, str] | None = None,
         rootdir: str = "",
         timeout: float = 240.0,
+        kerberos: HBaseKerberos | None = None,
     ) -> HBaseLayout:
         """Start the master, ``regionservers`` region servers and Thrift; return once Thrift serves.
+        ``kerberos`` makes it a Kerberized cluster (:class:`HBaseKerberos`; ZooKeeper must take SASL).
 
         ``cluster`` names the ZooKeeper quorum, its port and the znode parent HBase uses; ``rootdir``
         an hbase.rootdir URI elsewhere than ``<root>/hbase`` (``hdfs://127.0.0.1:<rpc port>/hbase``). Raises
@@ -325,7 +399,7 @@ class RealHBase:
             raise HBaseError(f"ZooKeeper does not answer at {host}:{port} (start it first: hbrep zk start)")
         if self.state_file.exists() and any(p.running() for p in self.processes().values()):
             raise HBaseError(f"a real HBase already runs from {self.root} (hbrep hbase stop --root {self.root})")
-        self._check_parent_is_ours(key, rootdir)
+        self._check_parent_is_ours(key, rootdir, kerberos)
         classpath = self.classpath()
         layout = HBaseLayout(
             zk_quorum=",".join(h for h, _ in key.servers),
@@ -337,9 +411,14 @@ class RealHBase:
             heap_mb=heap_mb,
             extra_site=dict(extra_site or {}),
             rootdir=rootdir,
+            kerberos=asdict(kerberos) if kerberos is not None else {},
         )
         self.root.mkdir(parents=True, exist_ok=True)
         self.conf_dir.mkdir(exist_ok=True)
+        if kerberos is not None:
+            (self.conf_dir / "jaas.conf").write_text(kerberos.jaas())
+            # Hadoop's UGI reads core-site.xml, not hbase-site.xml: tools then log in from hbase.client.keytab.file
+            write_site_xml(self.conf_dir / "core-site.xml", {"hadoop.security.authentication": "kerberos"})
         (self.conf_dir / "log4j2.properties").write_text(LOG4J2)
         (self.conf_dir / "log4j2-tools.properties").write_text(LOG4J2_TOOLS)
         write_site_xml(self.site_file, site_values(self.root, layout))
@@ -350,14 +429,15 @@ class RealHBase:
             jvms["master"].start(lambda: port_accepts(layout.master_port), timeout=_left(deadline))
             for index, rs_port in enumerate(layout.regionserver_ports, start=1):
                 jvms[f"rs{index}"].start(lambda p=rs_port: port_accepts(p), timeout=_left(deadline))
-            jvms["thrift"].start(lambda: port_accepts(layout.thrift_port), timeout=_left(deadline))
+            if "thrift" in jvms:
+                jvms["thrift"].start(lambda: port_accepts(layout.thrift_port), timeout=_left(deadline))
             self.wait_ready(deadline)
         except (JvmProcessError, HBaseError) as exc:
             self.stop()
             raise HBaseError(f"real HBase did not start in {self.root}: {exc}") from None
         return layout
 
-    def _check_parent_is_ours(self, key: ClusterKey, rootdir: str) -> None:
+    def _check_parent_is_ours(self, key: ClusterKey, rootdir: str, kerberos: HBaseKerberos | None = None) -> None:
         """HBaseError when the znode parent holds another HBase's state (its meta location and server
         names would stall this master): a fresh root needs a fresh (or absent) parent. A root dir
         elsewhere (HDFS) is this cluster's own when this folder ran it before under the same parent."""
@@ -367,7 +447,8 @@ class RealHBase:
             before = self.layout()
             if before.rootdir == rootdir and before.znode_parent == key.znode_parent:
                 return
-        with connected(key) as zk:
+        identity = KerberosIdentity(kerberos.principal, kerberos.keytab) if kerberos is not None else None
+        with connected(key, kerberos=identity) as zk:
             if zk.exists(f"{key.znode_parent}/hbaseid"):
                 raise HBaseError(
                     f"znode parent {key.znode_parent} already holds another HBase cluster; "
@@ -389,11 +470,14 @@ class RealHBase:
             extra_site=layout.extra_site,
             rootdir=layout.rootdir,
             timeout=timeout,
+            kerberos=HBaseKerberos(**layout.kerberos) if layout.kerberos else None,
         )
 
     def wait_ready(self, deadline: float) -> None:
         """Wait until the master is initialized (Admin API) and Thrift lists tables; HBaseError at ``deadline``."""
         self.run_tool(ADMIN_TOOL_MAIN, ["wait-ready", str(int(_left(deadline)))], timeout=_left(deadline) + 30)
+        if self.layout().kerberos:
+            return  # no Thrift server (see processes)
         error: Exception | None = None
         while time.monotonic() < deadline:
             try:
@@ -414,7 +498,7 @@ class RealHBase:
             return []
         stopped = []
         jvms = self.processes()
-        for name in ["thrift", *[n for n in jvms if n.startswith("rs")], "master"]:
+        for name in [*[n for n in jvms if n == "thrift"], *[n for n in jvms if n.startswith("rs")], "master"]:
             if jvms[name].stop(timeout=20.0):
                 stopped.append(name)
         return stopped
@@ -527,7 +611,24 @@ class RealHBase:
     ) -> list[str]:
         """The ``java`` command line :meth:`run_tool` runs (for a tool that must run beside the test)."""
         options = [f"-Xmx{heap_mb}m", *self.jvm_options(tool=True), *jvm_options]
-        return ["java", *options, "-cp", self.classpath(), main_class, *args]
+        return [*self._tool_login(), "java", *options, "-cp", self.classpath(), main_class, *args]
+
+    def _tool_login(self) -> list[str]:
+        """For a Kerberized cluster, a fresh ticket of its principal in a cache of the tools' own (``kinit``)
+        and the ``env KRB5CCNAME=...`` prefix that hands it to Hadoop's UGI; nothing otherwise."""
+        kerberos = self.layout().kerberos if self.state_file.exists() else {}
+        if not kerberos:
+            return []
+        secure = HBaseKerberos(**kerberos)
+        cache = f"FILE:{self.conf_dir / 'tools.ccache'}"
+        kinit = shutil.which("kinit") or "kinit"
+        done = subprocess.run(
+            [kinit, "-kt", secure.keytab, "-c", cache, secure.principal],
+            capture_output=True, text=True, env={**os.environ, "KRB5_CONFIG": secure.krb5_conf}, timeout=60,
+        )  # fmt: skip
+        if done.returncode != 0:
+            raise HBaseError(f"kinit {secure.principal} for HBase's tools failed: {done.stderr.strip()}")
+        return ["env", f"KRB5CCNAME={cache}", f"KRB5_CONFIG={secure.krb5_conf}"]
 
     def admin(self, *args: str, stdin: str | None = None) -> Any:
         """Run one AdminTool command (HBase's Admin API) and return its JSON answer."""

@@ -20,6 +20,7 @@ from google.protobuf.message import Message
 from replication.cluster.hbase_rpc.cell_block import KEY_VALUE_CODEC
 from replication.cluster.hbase_rpc.connection import ConnectionFailed, RemoteCallError, RpcConnection
 from replication.cluster.hbase_rpc.preamble import ADMIN_SERVICE
+from replication.cluster.hbase_rpc.rpc_kerberos import RpcKerberos
 from replication.errors import HbrepError
 from replication.hbase.client_errors import ServerUnreachable, remote_call_error
 from replication.proto import Client_pb2
@@ -64,13 +65,16 @@ class RegionServer:
     """ClientService and AdminService connections to one region server (``host:port``), opened on first use."""
 
     def __init__(
-        self, host: str, port: int, timeout_s: float, user: str | None = None, tls: ssl.SSLContext | None = None
-    ):
+        self, host: str, port: int, timeout_s: float, user: str | None = None, tls: ssl.SSLContext | None = None,
+        kerberos: RpcKerberos | None = None,
+    ):  # fmt: skip
         self.host, self.port = host, port
         self.address = f"{host}:{port}"
         user = user or getpass.getuser()
-        self._client = RpcConnection(host, port, CLIENT_SERVICE, KEY_VALUE_CODEC, user, timeout_s, tls=tls)
-        self._admin = RpcConnection(host, port, ADMIN_SERVICE, KEY_VALUE_CODEC, user, timeout_s, tls=tls)
+        self._client = RpcConnection(host, port, CLIENT_SERVICE, KEY_VALUE_CODEC, user, timeout_s, tls=tls,
+                                     kerberos=kerberos)  # fmt: skip
+        self._admin = RpcConnection(host, port, ADMIN_SERVICE, KEY_VALUE_CODEC, user, timeout_s, tls=tls,
+                                    kerberos=kerberos)  # fmt: skip
 
     def _call(
         self, connection: RpcConnection, method: str, request: Message, response_type: type[Message], table: str
@@ -150,8 +154,11 @@ class RegionServer:
 class RegionServers:
     """One :class:`RegionServer` per address, shared by the locator and the table client."""
 
-    def __init__(self, timeout_s: float, user: str | None = None, tls: ssl.SSLContext | None = None):
-        self.timeout_s, self.user, self.tls = timeout_s, user, tls
+    def __init__(
+        self, timeout_s: float, user: str | None = None, tls: ssl.SSLContext | None = None,
+        kerberos: RpcKerberos | None = None,
+    ):  # fmt: skip
+        self.timeout_s, self.user, self.tls, self.kerberos = timeout_s, user, tls, kerberos
         self._servers: dict[str, RegionServer] = {}
         self._lock = threading.Lock()
 
@@ -161,7 +168,8 @@ class RegionServers:
         with self._lock:
             server = self._servers.get(address)
             if server is None:
-                server = self._servers[address] = RegionServer(host, port, self.timeout_s, self.user, self.tls)
+                server = RegionServer(host, port, self.timeout_s, self.user, self.tls, self.kerberos)
+                self._servers[address] = server
             return server
 
     def close(self) -> None:

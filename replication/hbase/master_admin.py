@@ -20,6 +20,7 @@ from kazoo.client import KazooClient
 
 from replication.cluster.hbase_rpc.cell_block import KEY_VALUE_CODEC_WITH_TAGS
 from replication.cluster.hbase_rpc.connection import ConnectionFailed, RemoteCallError, RpcConnection
+from replication.cluster.hbase_rpc.rpc_kerberos import RpcKerberos, rpc_kerberos
 from replication.cluster.hbase_rpc.tls import client_context
 from replication.config import Config
 from replication.errors import HbrepError
@@ -86,12 +87,14 @@ class MasterAdmin:
         procedure_timeout_s: float = DEFAULT_PROCEDURE_TIMEOUT_MS / 1000,
         user: str | None = None,
         tls: ssl.SSLContext | None = None,
+        kerberos: RpcKerberos | None = None,
     ):
         self.master, self.cluster = master, cluster
         self.procedure_timeout_s = procedure_timeout_s
         self._answered = False  # once True, a timeout is the master not answering, not the master being down
         self._connection = RpcConnection(master.host, master.port, MASTER_SERVICE, KEY_VALUE_CODEC_WITH_TAGS,
-                                         user or getpass.getuser(), rpc_timeout_s, CLIENT_VERSION, tls)  # fmt: skip
+                                         user or getpass.getuser(), rpc_timeout_s, CLIENT_VERSION, tls,
+                                         kerberos)  # fmt: skip
 
     # -- plumbing ------------------------------------------------------------------------------------
     def call(self, method: str, request: Message, response_type: type[Message]) -> Message:
@@ -316,10 +319,12 @@ def connect_master(zk: KazooClient, paths: ZNodePaths, cluster: ClusterKey, conf
     rpc_timeout_s = (conf.get_int("hbase.rpc.timeout") / 1000) if conf is not None else 60.0
     reasons = []
     tls = client_context(conf) if conf is not None else None
+    kerberos = rpc_kerberos(conf) if conf is not None else None
     for candidate in master_candidates(zk, paths, cluster, conf):
         admin = MasterAdmin(
-            candidate, cluster, rpc_timeout_s=rpc_timeout_s, procedure_timeout_s=procedure_timeout_s(conf), tls=tls
-        )
+            candidate, cluster, rpc_timeout_s=rpc_timeout_s, procedure_timeout_s=procedure_timeout_s(conf), tls=tls,
+            kerberos=kerberos,
+        )  # fmt: skip
         try:
             if admin.is_master_running():
                 return admin

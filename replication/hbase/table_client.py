@@ -18,6 +18,7 @@ from typing import TypeVar
 
 from kazoo.client import KazooClient
 
+from replication.cluster.hbase_rpc.rpc_kerberos import rpc_kerberos
 from replication.cluster.hbase_rpc.tls import client_context
 from replication.config import Config
 from replication.errors import HbrepError
@@ -50,7 +51,9 @@ class HBaseTableClient:
         self.zk = zk or connect(self.key, **zk_options(self.conf))
         self.timeout_s = timeout_s if timeout_s is not None else self.conf.get_int("hbase.rpc.timeout") / 1000
         self.retry = RetryPolicy.from_conf(self.conf)
-        self.servers = RegionServers(self.timeout_s, user or getpass.getuser(), client_context(self.conf))
+        self.servers = RegionServers(
+            self.timeout_s, user or getpass.getuser(), client_context(self.conf), rpc_kerberos(self.conf)
+        )
         self.locator = MetaLocator(self.zk, self.key.znode_parent, self.servers, self.conf, self.retry)
 
     @classmethod

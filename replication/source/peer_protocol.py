@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from kazoo.client import KazooClient
 
 from replication.cluster.hbase_rpc.cell_block import check_codec
+from replication.cluster.hbase_rpc.rpc_kerberos import rpc_kerberos
 from replication.cluster.hbase_rpc.sink_client import HBaseSinkClient
 from replication.cluster.hbase_rpc.tls import client_context
 from replication.cluster.sink_client import SinkClient
@@ -75,12 +76,13 @@ def sink_client_factory(
     codec = check_codec(conf.get_str("hbase.replication.rpc.codec"))
     user = conf.get_str("hbrep.hbase.rpc.user", "") or None
     tls = client_context(conf)
+    kerberos = rpc_kerberos(conf)
     replication_cluster_id = conf.get_str("hbase.replication.cluster.id", "")
 
     def factory(sink: str, _token: str, timeout_s: float) -> HBaseSinkClient:
         return HBaseSinkClient(
             sink, timeout_s, codec_class=codec, user=user, tls=tls,
-            replication_cluster_id=replication_cluster_id, source_hfile_dirs=source_hfile_dirs,
+            replication_cluster_id=replication_cluster_id, source_hfile_dirs=source_hfile_dirs, kerberos=kerberos,
         )  # fmt: skip
 
     return factory

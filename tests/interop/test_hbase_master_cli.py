@@ -269,3 +269,49 @@ def test_hbase_masters_are_tried_in_order(real_hbase, tmp_path):
                           capture_output=True, text=True, check=False)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert {r["PEER_ID"] for r in json.loads(done.stdout)} == set(admin_peers(real_hbase))
+
+
+def test_a_kerberos_client_at_a_simple_hbase_is_refused_unless_fallback_is_allowed(real_hbase, tmp_path, monkeypatch):
+    """The reverse of tests/secure/test_hbase_rpc_kerberos.py: the session's HBase is SIMPLE, answers the KERBEROS
+    preamble with SWITCH_TO_SIMPLE_AUTH, and hbrep refuses that in one line unless
+    hbase.ipc.client.fallback-to-simple-auth-allowed (a KDC of the test's own issues the service ticket)."""
+    from replication.cluster.hbase_rpc.rpc_kerberos import rpc_kerberos
+    from replication.config import Config
+    from replication.devstack.kdc import MitKdc
+    from replication.hbase.master_admin import MasterAdmin
+    from replication.kerberos import KerberosError
+
+    kdc = MitKdc(tmp_path / "kdc")
+    kdc.start()
+    try:
+        for name, value in {**kdc.env(), "KRB5CCNAME": "", "KRB5_CLIENT_KTNAME": ""}.items():
+            monkeypatch.setenv(name, value)  # restored after the test (login() changes the last two)
+        kdc.add_principal("hbase/127.0.0.1")
+        client = kdc.add_principal("hbrep/127.0.0.1")
+        keys = {
+            "hbase.security.authentication": "kerberos",
+            "hbase.client.kerberos.principal": client.principal,
+            "hbase.client.keytab.file": str(client.path),
+            "hbase.master.kerberos.principal": f"hbase/127.0.0.1@{kdc.realm}",
+        }
+        layout = real_hbase.layout()
+        master, key = MasterAddress("127.0.0.1", layout.master_port), ClusterKey.parse(layout.cluster_key)
+        strict = rpc_kerberos(Config.load(env={}, overrides=keys))
+        admin = MasterAdmin(master, key, rpc_timeout_s=30, kerberos=strict)
+        with pytest.raises(KerberosError) as refused:
+            admin.is_master_running()
+        admin.close()
+        line = str(refused.value)
+        assert line.startswith(f"127.0.0.1:{layout.master_port} does not use Kerberos"), line
+        assert "hbase.ipc.client.fallback-to-simple-auth-allowed=true" in line and "\n" not in line, line
+        lenient = rpc_kerberos(
+            Config.load(env={}, overrides={**keys, "hbase.ipc.client.fallback-to-simple-auth-allowed": "true"})
+        )
+        admin = MasterAdmin(master, key, rpc_timeout_s=30, kerberos=lenient)
+        try:
+            assert admin.is_master_running()
+            assert isinstance(admin.list_replication_peers(), list)
+        finally:
+            admin.close()
+    finally:
+        kdc.stop()

@@ -5,6 +5,12 @@ share it), each waiting for the response frame with its call id. Any transport p
 reset, timed out, a frame that does not parse) closes the socket, so the next call reconnects, and is
 raised as ``ConnectionFailed``; an exception the server returns for the call comes back as
 ``RemoteCallError`` with HBase's ExceptionResponse, the connection still usable.
+
+With Kerberos (``rpc_kerberos.RpcKerberos``) the preamble names KERBEROS and a SASL GSSAPI exchange comes
+before the ConnectionHeader, as HBase's ``NettyRpcConnection`` does (``sasl.py``, ``gssapi.py``); when it
+agrees on integrity or privacy, every byte after it goes out and comes back in SASL-wrapped packets. A
+refusal (no ticket, a server that does not know hbrep's principal, a SIMPLE server, a SIMPLE client at a
+Kerberos server) is a ``KerberosError`` with one line naming the server and what to set.
 """
 
 from __future__ import annotations
@@ -24,12 +30,29 @@ from replication.cluster.hbase_rpc.framing import (
     decode_response,
     encode_request,
 )
-from replication.cluster.hbase_rpc.preamble import connection_start
+from replication.cluster.hbase_rpc.gssapi import GssapiClient
+from replication.cluster.hbase_rpc.preamble import connection_header, connection_start, preamble
+from replication.cluster.hbase_rpc.rpc_kerberos import FALLBACK_KEY, RpcKerberos
+from replication.cluster.hbase_rpc.sasl import (
+    AUTH_KERBEROS,
+    SaslFrameError,
+    SaslReply,
+    decode_reply,
+    packet_length,
+    sasl_token,
+    wrapped_packet,
+)
 from replication.cluster.hbase_rpc.tls import PLAIN_TEXT_HINT, handshake_failure
 from replication.errors import HbrepError
+from replication.kerberos import AUTHENTICATION_KEY, KEYTAB_KEY, PRINCIPAL_KEY, KerberosError
 from replication.proto import HBase_pb2, RPC_pb2
 
 MAX_RESPONSE = 256 * 1024 * 1024  # hbase.ipc.max.request.size bounds what a sane server sends back
+ACCESS_DENIED = "org.apache.hadoop.hbase.security.AccessDeniedException"
+SIMPLE_REFUSED = (
+    f"set {AUTHENTICATION_KEY}=kerberos, {PRINCIPAL_KEY} and {KEYTAB_KEY} (or kinit), and the servers' principals "
+    "(hbase.master.kerberos.principal, hbase.regionserver.kerberos.principal)"
+)
 
 
 class ConnectionFailed(HbrepError):
@@ -57,12 +80,16 @@ class RpcConnection:
         timeout_s: float,
         version: HBase_pb2.VersionInfo | None = None,
         tls: ssl.SSLContext | None = None,
+        kerberos: RpcKerberos | None = None,
     ):
         self.host, self.port = host, port
         self.version = version  # the client version the ConnectionHeader names (None: none, as hbrep's sink client)
         self.service, self.codec_class, self.user = service, codec_class, user
         self.timeout_s = timeout_s
         self.tls = tls  # HBase's RPC TLS (replication/cluster/hbase_rpc/tls.py); None: plain text
+        self.kerberos = kerberos  # SASL GSSAPI before the ConnectionHeader (rpc_kerberos.py); None: SIMPLE
+        self._sasl: GssapiClient | None = None  # the connection's SASL client while packets are wrapped
+        self._unwrapped = b""  # bytes unwrapped from the server's packets, not read yet
         self._answered = False  # whether the current socket has answered a call yet
         self._sock: socket.socket | None = None
         self._next_call_id = 0
@@ -73,20 +100,88 @@ class RpcConnection:
         return f"{self.host}:{self.port}"
 
     def _connect(self) -> socket.socket:
-        sock = socket.create_connection((self.host, self.port), timeout=self.timeout_s)
+        sasl = None
+        if self.kerberos is not None:  # the service ticket first: a refusal touches no server
+            service, instance = self.kerberos.principal_for(self.service, self.host)
+            sasl = GssapiClient(service, instance, self.kerberos.identity, self.kerberos.qops)
+        try:
+            initial = sasl.initial_response() if sasl is not None else b""
+            sock = socket.create_connection((self.host, self.port), timeout=self.timeout_s)
+        except BaseException:
+            if sasl is not None:
+                sasl.dispose()
+            raise
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if self.tls is not None:
             try:
                 sock = self.tls.wrap_socket(sock, server_hostname=self.host)
             except OSError as exc:  # ssl.SSLError included
                 sock.close()
+                if sasl is not None:
+                    sasl.dispose()
                 raise ConnectionFailed(handshake_failure(self.address, exc)) from None
         self._answered = False
-        sock.sendall(connection_start(self.service, self.codec_class, self.user, self.version))
+        self._sasl, self._unwrapped = None, b""
         self._next_call_id = 0
+        if sasl is None:
+            sock.sendall(connection_start(self.service, self.codec_class, self.user, self.version))
+            return sock
+        try:
+            user = self._negotiate(sock, sasl, initial)
+        except BaseException:
+            sock.close()
+            sasl.dispose()
+            raise
+        header = connection_header(self.service, self.codec_class, user, self.version).SerializeToString()
+        self._send(sock, FRAME_LENGTH.pack(len(header)) + header)
         return sock
 
-    def _read_exact(self, sock: socket.socket, size: int) -> bytes:
+    def _negotiate(self, sock: socket.socket, sasl: GssapiClient, initial: bytes) -> str:
+        """The SASL exchange after the KERBEROS preamble (``NettyHBaseSaslRpcClientHandler``); returns the user
+        the ConnectionHeader names (the authenticated principal, as HBase's client sends it)."""
+        sock.sendall(preamble(AUTH_KERBEROS) + sasl_token(initial))
+        while not sasl.complete:
+            reply = self._read_reply(sock)
+            if reply.switch_to_simple:
+                if not self.kerberos or not self.kerberos.fallback_allowed:
+                    raise KerberosError(
+                        f"{self.address} does not use Kerberos (it asked to fall back to SIMPLE authentication): "
+                        f"set {AUTHENTICATION_KEY}=simple for it, or {FALLBACK_KEY}=true"
+                    )
+                sasl.dispose()
+                return self.user
+            if reply.failed:
+                cause = reply.error_class.rsplit(".", 1)[-1]
+                raise KerberosError(
+                    f"{self.address} refused Kerberos authentication as {sasl.user or sasl.identity.describe()} "
+                    f"to {sasl.target}: {cause}: {reply.error.splitlines()[0] if reply.error else ''}".rstrip(": ")
+                )
+            answer = sasl.evaluate(reply.challenge)
+            if answer or not sasl.complete:
+                sock.sendall(sasl_token(answer))
+        if sasl.qop != "auth":
+            self._sasl = sasl  # wrapped packets from here on, both ways
+        else:
+            sasl.dispose()
+        return sasl.user or self.user
+
+    def _read_reply(self, sock: socket.socket) -> SaslReply:
+        data = b""
+        while True:
+            try:
+                decoded = decode_reply(data)
+            except SaslFrameError as exc:
+                raise ConnectionFailed(f"{self.address}: {exc}") from None
+            if not isinstance(decoded, int):
+                return decoded[0]
+            data += self._recv_exact(sock, decoded - len(data))
+
+    def _send(self, sock: socket.socket, data: bytes) -> None:
+        if self._sasl is not None:
+            data = wrapped_packet(self._sasl.wrap(data))
+        sock.sendall(data)
+
+    def _recv_exact(self, sock: socket.socket, size: int) -> bytes:
         chunks, left = [], size
         while left:
             chunk = sock.recv(min(left, 1 << 20))
@@ -96,8 +191,20 @@ class RpcConnection:
             left -= len(chunk)
         return b"".join(chunks)
 
+    def _read_exact(self, sock: socket.socket, size: int) -> bytes:
+        if self._sasl is None:
+            return self._recv_exact(sock, size)
+        while len(self._unwrapped) < size:  # the next wrapped packet(s) from the server
+            try:
+                length = packet_length(self._recv_exact(sock, 4))
+            except SaslFrameError as exc:
+                raise FrameError(str(exc)) from None
+            self._unwrapped += self._sasl.unwrap(self._recv_exact(sock, length))
+        data, self._unwrapped = self._unwrapped[:size], self._unwrapped[size:]
+        return data
+
     def _first_answer_hint(self) -> str:
-        if self._answered or self.tls is not None:
+        if self._answered or self.tls is not None or self.kerberos is not None:
             return ""
         return f" before answering the first call; {PLAIN_TEXT_HINT}"
 
@@ -127,15 +234,15 @@ class RpcConnection:
                 sock.settimeout(self.timeout_s)
                 call_id = self._next_call_id
                 self._next_call_id = (call_id + 1) & 0x7FFFFFFF
-                sock.sendall(encode_request(call_id, method, request, cell_block, int(self.timeout_s * 1000)))
+                self._send(sock, encode_request(call_id, method, request, cell_block, int(self.timeout_s * 1000)))
                 while True:
                     response = self._read_response(sock)
                     self._answered = True
                     if response.call_id in (call_id, CONNECTION_CALL_ID):
                         break  # a stale answer to an earlier, timed-out call is skipped
-            except (OSError, FrameError, ConnectionFailed) as exc:
+            except (OSError, FrameError, ConnectionFailed, KerberosError, SaslFrameError) as exc:
                 self._close_locked()
-                if isinstance(exc, ConnectionFailed):
+                if isinstance(exc, ConnectionFailed | KerberosError):
                     raise
                 what = "timed out" if isinstance(exc, TimeoutError) else f"{type(exc).__name__}: {exc}"
                 if isinstance(exc, ConnectionResetError):
@@ -145,6 +252,13 @@ class RpcConnection:
             if exception is not None:
                 if response.call_id == CONNECTION_CALL_ID:
                     self._close_locked()  # the server refused the connection itself and closes it
+                    if self.kerberos is None and exception.exception_class_name == ACCESS_DENIED:
+                        why = (
+                            (exception.stack_trace or "")
+                            .split("\n", 1)[0]
+                            .replace(ACCESS_DENIED, "AccessDeniedException")
+                        )
+                        raise KerberosError(f"{self.address} demands Kerberos ({why}): {SIMPLE_REFUSED}")
                 raise RemoteCallError(f"{self.address} {method}: {exception.exception_class_name}", exception)
             result = response_type()
             try:
@@ -160,6 +274,9 @@ class RpcConnection:
             with suppress(OSError):
                 self._sock.close()
             self._sock = None
+        if self._sasl is not None:
+            self._sasl.dispose()
+            self._sasl, self._unwrapped = None, b""
 
     def close(self) -> None:
         """Close the socket (a later call reconnects)."""

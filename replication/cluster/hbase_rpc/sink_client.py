@@ -7,7 +7,7 @@ replicationClusterId, sourceBaseNamespaceDirPath, sourceHFileArchiveDirPath})`` 
 RPC cell block (``ReplicationProtobufUtil.buildReplicateWALEntryRequest``); the two directories, when the
 source gives them, tell the peer's sink where to copy a bulk load's store files from. The keys carry
 the source cluster ids (``cluster_ids``) the filter chain marked, so the peer's WAL keeps them and never
-ships the edits back. Authentication is SIMPLE.
+ships the edits back. Authentication is SIMPLE, or Kerberos (SASL GSSAPI) with ``kerberos``.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from replication.cluster.hbase_rpc.cell_block import KEY_VALUE_CODEC_WITH_TAGS, 
 from replication.cluster.hbase_rpc.connection import ConnectionFailed, RemoteCallError, RpcConnection
 from replication.cluster.hbase_rpc.preamble import ADMIN_SERVICE
 from replication.cluster.hbase_rpc.remote_errors import remote_error
+from replication.cluster.hbase_rpc.rpc_kerberos import RpcKerberos
 from replication.cluster.rpc import address_of
 from replication.proto import Admin_pb2
 from replication.wal.cell_codec import iter_cell_spans
@@ -70,6 +71,7 @@ class HBaseSinkClient:
         tls: ssl.SSLContext | None = None,
         replication_cluster_id: str = "",
         source_hfile_dirs: tuple[str, str] | None = None,
+        kerberos: RpcKerberos | None = None,
     ):
         """``replication_cluster_id`` (HBase's ``hbase.replication.cluster.id``) replaces the id the caller
         passes to :meth:`replicate` when set; ``source_hfile_dirs`` go in every request."""
@@ -79,8 +81,9 @@ class HBaseSinkClient:
         host, port = address_of(server_name_or_address).rsplit(":", 1)
         self.codec_class = check_codec(codec_class)
         self._connection = RpcConnection(
-            host, int(port), ADMIN_SERVICE, self.codec_class, user or getpass.getuser(), timeout_s, tls=tls
-        )
+            host, int(port), ADMIN_SERVICE, self.codec_class, user or getpass.getuser(), timeout_s, tls=tls,
+            kerberos=kerberos,
+        )  # fmt: skip
 
     def replicate(self, entries: Entries, replication_cluster_id: str, bulk_load: bool = False) -> None:
         """Send the entries (key, cell count, framed cells); returns once the sink applied them, else SinkError.

@@ -74,6 +74,7 @@ import org.apache.hbase.thirdparty.com.google.gson.JsonParser;
  * wait-ready SECONDS             wait until the master is initialized and every region is online
  * create-table NAME VERSIONS FAMILY:SCOPE[:VERSIONS]... [split=ROW,ROW...]
  * table-exists NAME               {"table": NAME, "exists": true|false}
+ * rows TABLE                     every row of TABLE (a Scan through HBase's client): {row: {"family:qualifier": value}}
  * snapshot TABLE NAME             take snapshot NAME of TABLE (Admin.snapshot), kept when it exists already
  * restore-snapshot NAME TABLE     make TABLE the snapshot's: cloneSnapshot when TABLE is missing, else
  *                                disable, restoreSnapshot, enable; prints {"table", "action": cloned|restored}
@@ -204,6 +205,22 @@ public final class AdminTool {
         return waitReady(admin, Long.parseLong(args[1]));
       case "create-table":
         return createTable(admin, args);
+      case "rows": {
+        JsonObject out = new JsonObject();
+        try (Table table = connection.getTable(TableName.valueOf(args[1]));
+            org.apache.hadoop.hbase.client.ResultScanner scanner =
+                table.getScanner(new org.apache.hadoop.hbase.client.Scan())) {
+          for (org.apache.hadoop.hbase.client.Result result : scanner) {
+            JsonObject cells = new JsonObject();
+            for (Cell cell : result.rawCells()) {
+              cells.addProperty(Bytes.toString(CellUtil.cloneFamily(cell)) + ":"
+                  + Bytes.toString(CellUtil.cloneQualifier(cell)), Bytes.toString(CellUtil.cloneValue(cell)));
+            }
+            out.add(Bytes.toString(result.getRow()), cells);
+          }
+        }
+        return out;
+      }
       case "table-exists": {
         JsonObject out = new JsonObject();
         out.addProperty("table", args[1]);
