@@ -108,6 +108,10 @@ DEFAULTS: dict[str, str] = {
     "hbase.security.authentication": "simple",
     "hbase.client.kerberos.principal": "",
     "hbase.client.keytab.file": "",
+    # the realm's configuration for every hbrep process, Spark's Python workers included, whose environment the
+    # driver does not choose: MIT's KRB5_CONFIG (HBase has no key: Java's -Djava.security.krb5.conf); empty = the
+    # process's own KRB5_CONFIG, else /etc/krb5.conf
+    "hbrep.kerberos.krb5.conf": "",
     # Kerberos on hbrep's HBase RPC client (replication/cluster/hbase_rpc/rpc_kerberos.py), HBase's keys: the
     # servers' principals (_HOST = the host connected to), the SASL protection, SIMPLE servers accepted or not
     "hbase.master.kerberos.principal": "",

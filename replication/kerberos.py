@@ -8,8 +8,10 @@
   one it holds is about to expire, so long-running processes renew without a ``kinit`` loop;
 - neither set: the ticket cache of the environment (``kinit`` beforehand; ``KRB5CCNAME``), which expires.
 
-The realm's configuration is the environment's ``KRB5_CONFIG`` (default ``/etc/krb5.conf``). One identity
-per process: :func:`login` sets the process environment that the GSSAPI library reads.
+The realm's configuration is ``hbrep.kerberos.krb5.conf`` when set (it travels with the configuration to
+Spark's Python workers, whose environment the driver does not choose), else the environment's
+``KRB5_CONFIG`` (default ``/etc/krb5.conf``). One identity per process: :func:`login` sets the process
+environment that the GSSAPI library reads.
 :func:`check_login` asks the KDC for a service ticket and turns every failure into one line naming what
 is wrong (no ticket, a principal the keytab has no key for, a keytab that cannot be read).
 """
@@ -27,6 +29,7 @@ from replication.errors import ConfigError, HbrepError
 AUTHENTICATION_KEY = "hbase.security.authentication"
 PRINCIPAL_KEY = "hbase.client.kerberos.principal"
 KEYTAB_KEY = "hbase.client.keytab.file"
+KRB5_CONF_KEY = "hbrep.kerberos.krb5.conf"
 PROTECTION_KEY = "hbase.rpc.protection"
 KEYTAB_MAGIC = (b"\x05\x01", b"\x05\x02")  # MIT keytab file format versions 1 and 2
 
@@ -41,6 +44,7 @@ class KerberosIdentity:
 
     principal: str = ""
     keytab: str = ""
+    krb5_conf: str = ""  # hbrep.kerberos.krb5.conf; empty = the process's KRB5_CONFIG
 
     def describe(self) -> str:
         """``hbrep@REALM from keytab /x`` or ``the ticket cache KRB5CCNAME`` (for error lines)."""
@@ -59,7 +63,7 @@ def kerberos_identity(conf: Config) -> KerberosIdentity | None:
     keytab = conf.get_str(KEYTAB_KEY, "")
     if keytab and not principal:
         raise ConfigError(f"{KEYTAB_KEY} is set but {PRINCIPAL_KEY} (whose keys it holds) is not")
-    return KerberosIdentity(principal, keytab)
+    return KerberosIdentity(principal, keytab, conf.get_str(KRB5_CONF_KEY, ""))
 
 
 def check_keytab(path: str) -> None:
@@ -75,7 +79,10 @@ def check_keytab(path: str) -> None:
 
 def login(identity: KerberosIdentity) -> None:
     """Make ``identity`` this process's Kerberos identity (see the module docstring). A keytab login uses
-    a ticket cache in this process's memory; KerberosError when the keytab cannot be read."""
+    a ticket cache in this process's memory; KerberosError when the keytab cannot be read. The realm's
+    configuration (``hbrep.kerberos.krb5.conf``), when set, becomes this process's ``KRB5_CONFIG``."""
+    if identity.krb5_conf:
+        os.environ["KRB5_CONFIG"] = identity.krb5_conf
     if not identity.keytab:
         return
     check_keytab(identity.keytab)

@@ -249,6 +249,9 @@ BEHAVIOUR: dict[str, list[str]] = {
         "tests/secure/test_zookeeper_sasl.py::test_refusals_are_one_line_and_nothing_is_written",
         "tests/test_kerberos.py::test_kerberos_takes_hbases_principal_and_keytab_keys",
     ],
+    "hbrep.kerberos.krb5.conf": [
+        "tests/test_kerberos.py::test_the_realms_configuration_travels_with_the_configuration"
+    ],
     # Kerberos on hbrep's HBase RPC client, against a real Kerberized HBase 2.6
     "hbase.master.kerberos.principal": [
         "tests/secure/test_hbase_rpc_kerberos.py::test_refusals_are_one_line_naming_what_is_wrong",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from replication.config import Config
@@ -28,6 +30,21 @@ def test_kerberos_takes_hbases_principal_and_keytab_keys():
     )
     assert kerberos_identity(conf) == KerberosIdentity("hbrep/h@R", "/k")
     assert kerberos_identity(_conf({"hbase.security.authentication": "KERBEROS"})) == KerberosIdentity()
+
+
+def test_the_realms_configuration_travels_with_the_configuration(monkeypatch, tmp_path):
+    """A Spark Python worker started before the realm existed gets KRB5_CONFIG from the configuration."""
+    from replication.kerberos import login
+
+    conf = _conf({"hbase.security.authentication": "kerberos", "hbrep.kerberos.krb5.conf": "/etc/hbrep/krb5.conf"})
+    identity = kerberos_identity(conf)
+    assert identity == KerberosIdentity("", "", "/etc/hbrep/krb5.conf")
+    monkeypatch.setenv("KRB5_CONFIG", "/elsewhere/krb5.conf")
+    login(identity)
+    assert os.environ["KRB5_CONFIG"] == "/etc/hbrep/krb5.conf"
+    monkeypatch.setenv("KRB5_CONFIG", "/elsewhere/krb5.conf")
+    login(kerberos_identity(_conf({"hbase.security.authentication": "kerberos"})))  # unset: the process's own
+    assert os.environ["KRB5_CONFIG"] == "/elsewhere/krb5.conf"
 
 
 def test_a_keytab_without_a_principal_and_an_unknown_method_are_refused():

@@ -33,6 +33,8 @@ class KerberizedZooKeeper:
             "hbase.security.authentication": "kerberos",
             "hbase.client.kerberos.principal": keytab.principal,
             "hbase.client.keytab.file": str(keytab.path),
+            # Spark's Python workers may have started before this module's KDC (the session's Spark)
+            "hbrep.kerberos.krb5.conf": str(self.kdc.krb5_conf),
         }
         values.update({key.replace("_", "."): value for key, value in changes.items()})
         return values
