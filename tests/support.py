@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import threading
 
 from replication.fs import get_filesystem
@@ -68,3 +69,11 @@ def write_load(cluster, table: str, stop: threading.Event, acked: list[bytes]) -
             client.batch(table, [Cell(r, b"f1", b"q", 1_000_000 + batch_no, CellType.PUT, r) for r in rows])
             acked.extend(rows)
             batch_no += 1
+
+
+def one_error_line(done: subprocess.CompletedProcess) -> str:
+    """The one stderr line of a command that failed (asserting it failed and printed exactly one line)."""
+    assert done.returncode != 0, done.stdout
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    return lines[0]

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
-from support import create_table
+from support import create_table, one_error_line
 
 from replication.cluster.embedded import start_cluster
 from replication.cluster.hbase_rpc.rpc_kerberos import rpc_kerberos
@@ -79,13 +79,6 @@ def secure_hbase(kerberized_zk, tmp_path_factory) -> Iterator[SecureHBase]:
         yield SecureHBase(cluster, kerberos, kerberized_zk, table)
     finally:
         cluster.stop()
-
-
-def one_error_line(done: subprocess.CompletedProcess) -> str:
-    assert done.returncode != 0, done.stdout
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1, done.stderr
-    return lines[0]
 
 
 def test_master_and_table_commands_authenticate_with_kerberos(secure_hbase):

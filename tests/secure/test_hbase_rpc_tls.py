@@ -18,6 +18,7 @@ import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.serialization import pkcs12
+from support import one_error_line
 
 from replication.cluster.hbase_rpc.tls import client_context
 from replication.config import Config
@@ -61,13 +62,6 @@ def hbrep(cluster: RealHBase, settings: dict[str, str], *args: str) -> subproces
     env.update({"HBREP__" + key.replace(".", "__"): value for key, value in settings.items()})
     command = [*HBREP, "--cluster", cluster.layout().cluster_key, *args]
     return subprocess.run(command, capture_output=True, text=True, check=False, env=env, timeout=120)
-
-
-def one_error_line(done: subprocess.CompletedProcess) -> str:
-    assert done.returncode != 0, done.stdout
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1, done.stderr
-    return lines[0]
 
 
 def test_master_and_table_commands_work_over_tls(tls_hbase):
