@@ -39,6 +39,7 @@ from typing import Any
 
 from replication.config import write_site_xml
 from replication.devstack.jvm import JvmProcess, JvmProcessError, port_accepts
+from replication.devstack.kdc import jaas_keytab_login
 from replication.devstack.maven import interop_tools_classpath
 from replication.devstack.tls_ca import ThrowAwayCA
 from replication.errors import HbrepError
@@ -200,11 +201,7 @@ class HBaseKerberos:
 
     def jaas(self) -> str:
         """The JAAS file of every JVM: its ZooKeeper (SASL) login from the keytab."""
-        return (
-            "Client {\n  com.sun.security.auth.module.Krb5LoginModule required\n"
-            f'  useKeyTab=true\n  keyTab="{self.keytab}"\n  storeKey=true\n  useTicketCache=false\n'
-            f'  principal="{self.principal}";\n}};\n'
-        )
+        return jaas_keytab_login("Client", self.keytab, self.principal)
 
     def jvm_options(self, jaas_file: Path) -> list[str]:
         """The realm's krb5.conf, the JAAS file, and ZooKeeper's server principal (``zookeeper/127.0.0.1@REALM``,

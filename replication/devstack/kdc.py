@@ -51,6 +51,16 @@ def krb5_tool(name: str) -> str:
     return path
 
 
+def jaas_keytab_login(section: str, keytab: str | Path, principal: str) -> str:
+    """A JAAS file's ``section`` (``Client``, ``Server``) logging in as ``principal`` from ``keytab`` (Java's
+    Krb5LoginModule, no ticket cache): what a Kerberized ZooKeeper server and its Java clients read."""
+    return (
+        f"{section} {{\n  com.sun.security.auth.module.Krb5LoginModule required\n"
+        f'  useKeyTab=true\n  keyTab="{keytab}"\n  storeKey=true\n  useTicketCache=false\n'
+        f'  principal="{principal}";\n}};\n'
+    )
+
+
 @dataclass(frozen=True)
 class Keytab:
     """A principal and the keytab file holding its keys."""

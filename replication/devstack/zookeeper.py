@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from replication.devstack.jvm import JvmProcess, JvmProcessError
+from replication.devstack.kdc import jaas_keytab_login
 from replication.errors import HbrepError
 from replication.net import LOOPBACK, free_port, port_in_use
 
@@ -132,11 +133,7 @@ class ZooKeeperSasl:
 
     def jaas(self) -> str:
         """The JAAS file of the server: its Kerberos login from the keytab."""
-        return (
-            "Server {\n  com.sun.security.auth.module.Krb5LoginModule required\n"
-            f'  useKeyTab=true\n  keyTab="{self.keytab}"\n  storeKey=true\n  useTicketCache=false\n'
-            f'  principal="{self.principal}";\n}};\n'
-        )
+        return jaas_keytab_login("Server", self.keytab, self.principal)
 
     def jvm_options(self, jaas_file: Path) -> list[str]:
         """The JVM's options: the JAAS file and the realm's krb5.conf (never /etc/krb5.conf)."""
