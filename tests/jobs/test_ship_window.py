@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import threading
@@ -105,7 +106,8 @@ def test_a_window_ships_edits_written_while_it_runs_under_one_lease(pair, peer_1
 
 
 WINDOW_CHILD = """
-import json, sys
+import json, logging, sys
+logging.basicConfig(level=logging.INFO, format="%(name)s %(message)s")
 from replication.config import Config
 from replication.jobs.connect import ConnectShipRunner
 from replication.jobs.ship_window import run_window
@@ -124,7 +126,20 @@ open(out, "w").write(json.dumps(report.as_dict()))
 def _window_process(pair, conf, owner: str, window_ms: int, tmp_path) -> tuple[subprocess.Popen, Path]:
     out = tmp_path / f"{owner}.json"
     args = [str(pair.source_key), json.dumps(conf.as_dict()), owner, str(window_ms), str(tmp_path / owner), str(out)]
-    return subprocess.Popen([sys.executable, "-c", WINDOW_CHILD, *args]), out
+    log = open(tmp_path / f"{owner}.log", "w")  # noqa: SIM115 (the child's, closed with the test's tmp_path)
+    return subprocess.Popen([sys.executable, "-c", WINDOW_CHILD, *args], stdout=log, stderr=subprocess.STDOUT), out
+
+
+SHIPPING_PASS = re.compile(r"Pass \d+ \([^)]*\): [1-9]\d* queue")
+
+
+def _wait_for_shipping_passes(proc: subprocess.Popen, log: Path, count: int, seconds: float) -> None:
+    """Wait until the window process's log shows ``count`` passes that shipped a queue (its LOG.info lines)."""
+    deadline = time.monotonic() + seconds
+    while len(SHIPPING_PASS.findall(log.read_text(errors="replace"))) < count:
+        assert proc.poll() is None, f"the window process ended early: {log.read_text()[-2000:]}"
+        assert time.monotonic() < deadline, f"fewer than {count} shipping passes in {seconds} s"
+        time.sleep(0.1)
 
 
 def test_a_waiting_run_takes_over_the_window_after_one_pass(pair, peer_1, spark, conf, tmp_path):
@@ -161,7 +176,7 @@ def test_a_waiting_run_takes_over_the_window_after_one_pass(pair, peer_1, spark,
                 zero = run_window(zk, pair.source_key, conf, runner, owner="zero", peer_ids=["1"],
                                   work_dir=tmp_path / "zero", window_ms=0)  # fmt: skip
             assert zero.ended == "every peer is leased by another run" and zero.rows == 0
-            time.sleep(3)  # the first window ships the load for a few passes
+            _wait_for_shipping_passes(first, tmp_path / "run-a.log", 2, 120)  # it ships the load, pass by pass
             second, second_out = _window_process(pair, conf, "run-b", 15000, tmp_path)
             assert first.wait(60) == 0, "the first window did not end after the second one started waiting"
             deadline = time.monotonic() + 60
