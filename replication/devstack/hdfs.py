@@ -41,7 +41,8 @@ LOG = logging.getLogger(__name__)
 NAMENODE_MAIN = "org.apache.hadoop.hdfs.server.namenode.NameNode"
 DATANODE_MAIN = "org.apache.hadoop.hdfs.server.datanode.DataNode"
 DFSADMIN_MAIN = "org.apache.hadoop.hdfs.tools.DFSAdmin"
-PORT_NAMES = ("rpc", "http", "dn_xfer", "dn_http", "dn_ipc")
+PORT_NAMES = ("rpc", "http", "dn_xfer", "dn_http", "dn_ipc", "dn_proxy")
+DATANODE_PORTS = ("dn_xfer", "dn_http", "dn_ipc", "dn_proxy")
 # Hadoop 3.3 on Java 17: the reflective accesses its RPC and web layers make.
 JAVA17_OPENS = tuple(
     f"--add-opens=java.base/{package}=ALL-UNNAMED"
@@ -156,16 +157,23 @@ class HdfsCluster:
     def ports(self) -> dict[str, int]:
         """The ports of this HDFS (chosen free on first start, then kept in ports.json)."""
         if self._ports is None:
-            try:
-                self._ports = {k: int(v) for k, v in json.loads(self.ports_file.read_text()).items()}
-            except FileNotFoundError:
-                raise HdfsError(f"no HDFS was ever started in {self.root} (no {self.ports_file.name})") from None
-            except (ValueError, AttributeError):
-                raise HdfsError(f"{self.ports_file} is not a JSON object of ports") from None
-            missing = [name for name in PORT_NAMES if name not in self._ports]
+            stored = self._stored_ports()
+            if stored is None:
+                raise HdfsError(f"no HDFS was ever started in {self.root} (no {self.ports_file.name})")
+            missing = [name for name in PORT_NAMES if name not in stored]
             if missing:
                 raise HdfsError(f"{self.ports_file} lacks the port(s) {', '.join(missing)}")
+            self._ports = stored
         return self._ports
+
+    def _stored_ports(self) -> dict[str, int] | None:
+        """ports.json as read (None when there is none); HdfsError when it is not a JSON object of ports."""
+        try:
+            return {k: int(v) for k, v in json.loads(self.ports_file.read_text()).items()}
+        except FileNotFoundError:
+            return None
+        except (ValueError, AttributeError, TypeError):
+            raise HdfsError(f"{self.ports_file} is not a JSON object of ports") from None
 
     @property
     def uri(self) -> str:
@@ -217,10 +225,16 @@ class HdfsCluster:
 
     # -- configuration --------------------------------------------------------------------------
     def _choose_ports(self, again: tuple[str, ...] = ()) -> bool:
-        """Choose free ports on first start (True then), or choose ``again`` the named ones; keep them."""
-        if self.ports_file.exists() and not again:
-            return False
-        kept = {name: port for name, port in self.ports.items() if name not in again} if again else {}
+        """Choose free ports on first start (True then), or choose ``again`` the named ones; keep them. A
+        ports file of an older hbrep that lacks a port (``dn_proxy``) gets it chosen, the others kept (False:
+        not a first start)."""
+        stored = self._stored_ports()
+        first_start = stored is None
+        if stored is not None and not again:
+            again = tuple(name for name in PORT_NAMES if name not in stored)
+            if not again:
+                return False
+        kept = {name: port for name, port in (stored or {}).items() if name in PORT_NAMES and name not in again}
         chosen: list[int] = list(kept.values())
         while len(chosen) < len(PORT_NAMES):
             port = free_port()
@@ -231,7 +245,7 @@ class HdfsCluster:
         self.root.mkdir(parents=True, exist_ok=True)
         self.ports_file.write_text(json.dumps(ports, indent=1) + "\n")
         self._ports = None
-        return True
+        return first_start
 
     def site_properties(self) -> tuple[dict[str, str], dict[str, str]]:
         """The core-site and hdfs-site properties written into the conf dir."""
@@ -256,6 +270,10 @@ class HdfsCluster:
             "dfs.datanode.http.address": f"{LOOPBACK}:{p['dn_http']}",
             "dfs.datanode.https.address": f"{LOOPBACK}:0",
             "dfs.datanode.ipc.address": f"{LOOPBACK}:{p['dn_ipc']}",
+            # the DataNode's internal Jetty (behind its HTTP server), on localhost:0 by default: an ephemeral
+            # port, which under make test once was the dn_ipc port chosen free a moment before (the IPC
+            # server then failed with "Address already in use"); chosen with the others instead
+            "dfs.datanode.http.internal-proxy.port": str(p["dn_proxy"]),
             "dfs.datanode.hostname": LOOPBACK,
             "dfs.namenode.datanode.registration.ip-hostname-check": "false",
             "dfs.webhdfs.enabled": "true",
@@ -330,7 +348,7 @@ class HdfsCluster:
             )
         if not self.datanode.running():
             if first_start:
-                self._choose_taken_again(("dn_xfer", "dn_http", "dn_ipc"))
+                self._choose_taken_again(DATANODE_PORTS)
             self.start_datanode(timeout=max(5.0, deadline - time.monotonic()))
         self.wait_ready(timeout=max(5.0, deadline - time.monotonic()))
 
@@ -350,7 +368,7 @@ class HdfsCluster:
 
     def start_datanode(self, timeout: float = 120.0) -> None:
         """Start the DataNode (same ports and blocks as before); return once it reported its blocks."""
-        self._refuse_taken(("dn_xfer", "dn_http", "dn_ipc"))
+        self._refuse_taken(DATANODE_PORTS)
         datanode = self._jvm("datanode", DATANODE_MAIN, spawnable=True)
         self._start(datanode, self._datanode_registered, time.monotonic() + timeout)
 

@@ -72,12 +72,14 @@ def test_a_taken_port_refuses_the_start_before_anything_runs(tmp_path):
         holder.bind(("127.0.0.1", 0))
         holder.listen()
         taken = holder.getsockname()[1]
-        ports = {"rpc": taken, "http": 1, "dn_xfer": 2, "dn_http": 3, "dn_ipc": 4}
+        ports = {"rpc": taken, "http": 1, "dn_xfer": 2, "dn_http": 3, "dn_ipc": 4}  # an older file: no dn_proxy
         (tmp_path / "ports.json").write_text(json.dumps(ports))
         cluster = HdfsCluster(tmp_path, classpath="unused")
         with pytest.raises(HdfsError, match=f"port\\(s\\) rpc {taken} already in use"):
             cluster.start(timeout=10)
     assert not cluster.namenode.running() and not (tmp_path / "name").exists()
+    kept = json.loads((tmp_path / "ports.json").read_text())
+    assert {k: v for k, v in kept.items() if k != "dn_proxy"} == ports and kept["dn_proxy"] > 1024  # chosen, rest kept
 
 
 @pytest.mark.slow

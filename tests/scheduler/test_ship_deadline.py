@@ -26,9 +26,11 @@ ROWS = 350  # one WAL entry each; one entry per batch and at most 10 batches/s t
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory) -> Iterator[SchedulerStack]:
+def stack(tmp_path_factory, spark_connect) -> Iterator[SchedulerStack]:
     """Peer 1 limited to 1 byte/s (the throttler then lets one batch through per 100 ms cycle), batches of
-    one entry, and a lag alert threshold of 25 s."""
+    one entry, and a lag alert threshold of 25 s. The ship DAG on the session's Spark Connect server: the
+    deadline is what is tested, and a spark-submit JVM per scheduled run cost this module a minute or more
+    (spark-submit under the scheduler: tests/reliability/test_chaos.py)."""
     with scheduler_stack(
         tmp_path_factory.mktemp("deadline"),
         tables={"t": {"f": 1}},
@@ -38,6 +40,7 @@ def stack(tmp_path_factory) -> Iterator[SchedulerStack]:
             "HBREP__hbrep__lag__alert__ms": str(THRESHOLD_MS),
             "HBREP__replication__source__nb__capacity": "1",
         },
+        spark_connect_port=spark_connect.port,
     ) as stack:
         yield stack
 
