@@ -5,7 +5,8 @@
 1. Every WAL that HBase wrote (a TTL put among the cells: a cell with a tag) reads in hbrep exactly as
    HBase's own WALStreamReader and WALPrettyPrinter read it.
 2. A WAL hbrep's writer wrote with the same settings reads in HBase's WALStreamReader and WALPrettyPrinter
-   as in hbrep, and WALPlayer replays it into a real HBase table holding the cells written.
+   as in hbrep; and one WALPlayer job replays a WAL hbrep wrote with each codec into real HBase tables
+   holding the cells written.
 
 One HBase for the module; per codec its region server is stopped and started again on a site file that
 names the codec (the master, Thrift and ZooKeeper stay up), and test 1 reads the WALs of that server only.
@@ -140,15 +141,15 @@ def _ttl_tag(ms: int) -> bytes:
     return struct.pack(">HBq", 9, 8, ms)
 
 
-def _entries(rows: int) -> list[Entry]:
-    """Entries of table ``t`` in two regions: repeated rows, families and qualifiers (dictionary indexes), TTL
+def _entries(rows: int, table: bytes = b"t") -> list[Entry]:
+    """Entries of ``table`` in two regions: repeated rows, families and qualifiers (dictionary indexes), TTL
     tags (a day from now: the cells stay visible), empty, binary and large values (a 300 KB one: several
     codec chunks), deletes."""
     regions = [b"%032x" % n for n in (1, 2)]
     now = int(time.time() * 1000) - 60_000
     out = []
     for i in range(rows):
-        key = WALKey(regions[i % 2], b"t", i + 1, 1_700_000_000_000 + i, {b"f": 1, b"g": 1})
+        key = WALKey(regions[i % 2], table, i + 1, 1_700_000_000_000 + i, {b"f": 1, b"g": 1})
         row = b"row%03d" % (i % 17)
         cells = [
             Cell(row, b"f", b"q%d" % (i % 5), now + i, CellType.PUT, b"v%d" % i * (i % 7), _ttl_tag(86_400_000)),
@@ -162,15 +163,18 @@ def _entries(rows: int) -> list[Entry]:
     return out
 
 
-def test_compressed_wal_hbrep_wrote_reads_the_same_in_hbase(compressed_hbase, tmp_path):
-    codec, hbase = compressed_hbase
-    entries = _entries(60)
-    wal = tmp_path / "WALs" / "hbrep" / "hbrep%2C1%2C1.1700000000000"
-    wal.parent.mkdir(parents=True)
+def _write_wal(wal, entries: list[Entry], codec: str | None) -> None:
+    wal.parent.mkdir(parents=True, exist_ok=True)
     with ProtobufLogWriter(str(wal), compression=WALCompression(tags=True, values=codec)) as writer:
         for entry in entries:
             writer.append(entry)
     assert [r.entry for r in open_wal(str(wal))] == entries
+
+
+def test_compressed_wal_hbrep_wrote_reads_the_same_in_hbase(compressed_hbase, tmp_path):
+    codec, hbase = compressed_hbase
+    wal = tmp_path / "WALs" / "hbrep" / "hbrep%2C1%2C1.1700000000000"
+    _write_wal(wal, _entries(60), codec)
 
     ours, summary = hbrep_dump(wal)
     assert_same_as_hbase(ours, summary, hbase_read(hbase, [wal])[str(wal)], wal)  # tags included
@@ -178,32 +182,53 @@ def test_compressed_wal_hbrep_wrote_reads_the_same_in_hbase(compressed_hbase, tm
     assert complete
     assert_same_as_pretty_printer(ours, printed, wal)
 
-    # WALPlayer replays it into a real table with the cells written (the TTL of a day keeps them visible)
-    target = f"played_{uuid.uuid4().hex[:8]}"
-    hbase.admin("create-table", target, "100", "f:0:100", "g:0:100")
-    hbase.run_tool(
-        WAL_PLAYER,
-        ["-Dmapreduce.framework.name=local", f"-Dhadoop.tmp.dir={tmp_path / 'mr'}", str(wal), "t", target],
-        heap_mb=512,
-        timeout=600,
-    )
-    connection = hbase.happybase_connection()
-    try:
-        htable = connection.table(target)
-        theirs = {
-            (row, *column.split(b":", 1), ts, value)
-            for row, columns in htable.scan()
-            for column in columns
-            for value, ts in htable.cells(row, column, versions=100, include_timestamp=True)
-        }
-    finally:
-        connection.close()
+
+def _visible_puts(entries: list[Entry]) -> set[tuple]:
+    """(row, family, qualifier, timestamp, value) of every put no delete of the entries covers."""
     cells = [c for e in entries for c in e.cells]
     deletes = [(c.row, c.family, c.qualifier, c.timestamp) for c in cells if c.type == CellType.DELETE_COLUMN]
-    expected = {
+    return {
         (c.row, c.family, c.qualifier, c.timestamp, c.value)
         for c in cells
         if c.type == CellType.PUT
         and not any(d[:3] == (c.row, c.family, c.qualifier) and d[3] >= c.timestamp for d in deletes)
     }
-    assert theirs == expected
+
+
+def test_walplayer_replays_the_wal_hbrep_wrote_with_each_codec(walc_hbase, tmp_path):
+    """One WAL per codec (each of its own table), one WALPlayer job over their folder (its input format reads
+    each WAL's codec from its header): every table it wrote holds the cells written (a TTL of a day keeps
+    them visible). One job, not one per codec: a MapReduce job costs seconds of JVM each."""
+    hbase, run = walc_hbase, uuid.uuid4().hex[:8]
+    folder = tmp_path / "WALs" / "hbrep"
+    written: dict[str, list[Entry]] = {}
+    for n, codec in enumerate(CODECS):
+        name = (codec or "none").lower()
+        written[name] = _entries(60, f"w_{name}_{run}".encode())
+        _write_wal(folder / f"hbrep%2C1%2C1.{1_700_000_000_000 + n}", written[name], codec)
+    targets = {name: f"played_{name}_{run}" for name in written}
+    for target in targets.values():
+        hbase.admin("create-table", target, "100", "f:0:100", "g:0:100")
+    hbase.run_tool(
+        WAL_PLAYER,
+        [
+            "-Dmapreduce.framework.name=local", f"-Dhadoop.tmp.dir={tmp_path / 'mr'}",
+            *(f"-D{key}={value}" for key, value in CODEC_CLASSES["ZSTD"].items()),
+            str(folder), ",".join(f"w_{name}_{run}" for name in written), ",".join(targets.values()),
+        ],
+        heap_mb=512,
+        timeout=600,
+    )  # fmt: skip
+    connection = hbase.happybase_connection()
+    try:
+        for name, target in targets.items():
+            htable = connection.table(target)
+            theirs = {
+                (row, *column.split(b":", 1), ts, value)
+                for row, columns in htable.scan()
+                for column in columns
+                for value, ts in htable.cells(row, column, versions=100, include_timestamp=True)
+            }
+            assert theirs == _visible_puts(written[name]), name
+    finally:
+        connection.close()

@@ -185,10 +185,10 @@ def test_a_seed_killed_mid_copy_resumes_from_its_last_finished_chunk(pair, spark
     from tests.badinput.helpers import hbrep
 
     table = f"s_{uuid.uuid4().hex[:6]}"
-    _history(pair, table, rows=3_000)
+    _history(pair, table, rows=1_500)
     key = str(pair.source_key)
     first = subprocess.Popen(
-        _hbrep("--cluster", key, "seed_peer", "7", table, "--cluster-key", str(pair.peer_key), "--chunks", "12"),
+        _hbrep("--cluster", key, "seed_peer", "7", table, "--cluster-key", str(pair.peer_key), "--chunks", "6"),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
     )  # fmt: skip
     killed_after = None
@@ -203,7 +203,7 @@ def test_a_seed_killed_mid_copy_resumes_from_its_last_finished_chunk(pair, spark
                 first.wait(30)
                 killed_after = len(read_seed(zk, _paths(pair), "7").done[table])
             time.sleep(0.05)
-    assert 0 < killed_after < 12
+    assert 0 < killed_after < 6
     resumed = hbrep("--cluster", key, "seed_peer", "7", table, "--json")
     assert resumed.returncode == 0, resumed.stderr
     report = json.loads(resumed.stdout)
