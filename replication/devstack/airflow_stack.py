@@ -219,25 +219,41 @@ def admin_password(home: Path) -> str:
 # its scheduler and triggerer would each start Airflow's log server, which binds every interface (host "",
 # not configurable in Airflow 3). With ``--skip-serve-logs`` nothing listens but the API server on
 # 127.0.0.1; it reads task logs from the shared log folder of this one machine, as the local executor
-# writes them. ``wait -n`` then ``kill 0``: when one component dies, the whole session stops, so a
-# broken stack is seen at once rather than half running (the triggerer excepted: it is restarted). SIGHUP
-# is the shell's parent-death signal (a test or the demo launched it, see launch_standalone): it stops the
-# whole session, SIGTERM then SIGKILL; the migration runs in the background so that the trap runs at once,
-# not when it ends.
+# writes them. Each component runs under ``supervise``, which starts it again when it exits, as a service
+# manager would (systemd's Restart= with a start limit): a scheduler that lost its database connection
+# (PostgreSQL restarted: tests/devstack/test_dist_stack.py) comes back, and the ZooKeeper event triggers
+# the triggerer runs re-read what they watch at start, so a death while it was down still starts a failover
+# run. A component that exits 5 times in a row within 30 s of its start is broken, not unlucky: its
+# supervisor gives up, ``wait -n`` returns and ``kill 0`` stops the whole session, so a broken stack is seen
+# at once rather than half running. SIGHUP is the shell's parent-death signal (a test or the demo launched
+# it, see launch_standalone): it stops the whole session, SIGTERM then SIGKILL; the migration runs in the
+# background so that the trap runs at once, not when it ends.
 _COMPONENTS = """set -e
 trap 'trap "" TERM HUP; kill -TERM 0; sleep 10; kill -KILL 0' HUP
+supervise() {
+  local quick=0 started code
+  while :; do
+    started=$SECONDS
+    "$AIRFLOW" "$@"
+    code=$?
+    if (( SECONDS - started < 30 )); then quick=$((quick + 1)); else quick=0; fi
+    if (( quick >= 5 )); then
+      echo "airflow $1 exited ($code) 5 times within 30 s of its start; giving up" >&2
+      return "$code"
+    fi
+    echo "airflow $1 exited ($code); restarting in $quick s" >&2
+    sleep "$quick"
+  done
+}
 "$AIRFLOW" db migrate &
 wait $!
-"$AIRFLOW" scheduler --skip-serve-logs &
-# the triggerer is restarted when it dies, as a service manager would: the ZooKeeper event triggers it runs
-# re-read what they watch at start, so a death while it was down still starts a failover run
-( set +e; while :; do "$AIRFLOW" triggerer --skip-serve-logs; echo "triggerer exited ($?); restarting" >&2; sleep 1
-  done ) &
-"$AIRFLOW" dag-processor &
-"$AIRFLOW" api-server --host 127.0.0.1 --port "$AIRFLOW__API__PORT" &
 set +e
+supervise scheduler --skip-serve-logs &
+supervise triggerer --skip-serve-logs &
+supervise dag-processor &
+supervise api-server --host 127.0.0.1 --port "$AIRFLOW__API__PORT" &
 wait -n
-echo "an Airflow component exited with $?; stopping the others" >&2
+echo "an Airflow component gave up with $?; stopping the others" >&2
 kill 0
 """
 
@@ -325,14 +341,15 @@ def _task_pids(sid: int) -> list[int]:
 
 
 def _scheduler_pids(sid: int) -> list[int]:
-    """The scheduler of session ``sid``: a child of the session's shell whose command line names it."""
-    found = []
+    """The scheduler of session ``sid``: the topmost process whose command line names it (its supervising
+    shell's does not: the script is one argument)."""
+    parent: dict[int, int] = {}
     for pid in session_pids(sid):
         with contextlib.suppress(OSError, IndexError, ValueError):
             argv = (Path("/proc") / str(pid) / "cmdline").read_bytes().split(b"\0")
-            if int(_stat_fields(pid)[1]) == sid and (b"scheduler" in argv or argv[0].startswith(b"airflow scheduler")):
-                found.append(pid)
-    return found
+            if b"scheduler" in argv or argv[0].startswith(b"airflow scheduler"):
+                parent[pid] = int(_stat_fields(pid)[1])
+    return [pid for pid, ppid in parent.items() if ppid not in parent]
 
 
 def _alive(pids: list[int]) -> list[int]:

@@ -38,7 +38,11 @@ class PreloadingLocalExecutor(LocalExecutor):
     """LocalExecutor that imports the Spark Connect client before it forks its workers (see module doc)."""
 
     def start(self) -> None:
-        """Pre-import the client modules (fork start method only), then start as the LocalExecutor does."""
+        """Pre-import the client modules (fork start method only), then start as the LocalExecutor does; the
+        supervisor's signalled-retry fix (:mod:`hbrep_airflow.compat.signalled_retry`) is installed first."""
+        from hbrep_airflow.compat.signalled_retry import install
+
+        install()
         if multiprocessing.get_start_method() == "fork":
             from replication.jobs.connect import CLIENT_MODULES
 

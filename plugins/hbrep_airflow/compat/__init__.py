@@ -1,0 +1,2 @@
+"""Work-arounds for Airflow behaviour hbrep depends on, each with the upstream reference and its removal
+condition."""
