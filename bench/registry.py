@@ -62,6 +62,7 @@ BENCHMARKS: list[str] = [
     "scheduler",
     "failover_events",
     "executor_preload",
+    "dist_vs_one_host",
 ]
 
 # Benchmarks that run the engine in one already-running Spark session, without Airflow's scheduler: the

@@ -153,24 +153,39 @@ def _devstack(*args: str) -> subprocess.CompletedProcess[str]:
                           timeout=900, env=env, cwd=REPO)  # fmt: skip
 
 
+def engine(mode: str) -> str:
+    """The ship DAG's engine of a bench mode: ``connect`` (``connect``, ``connect-dist``) or ``submit``."""
+    return "connect" if mode.startswith("connect") else "submit"
+
+
+def is_dist(mode: str) -> bool:
+    """Whether a bench mode runs on the distributed stack (``make up DIST=1``: Celery workers, a Spark
+    standalone cluster, cluster a's root and the work dir on HDFS)."""
+    return mode.endswith("-dist")
+
+
 @contextlib.contextmanager
 def stack(tmp: str, mode: str, *extra: str):
+    from replication.fs import get_filesystem
     from replication.net import free_port
     from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
 
     state = Path(tmp) / mode
     zk_port, api_port = free_port(), free_port()
     args = ["--state", str(state), "--zk-port", str(zk_port), "--port", str(api_port),
-            "--spark-port", str(free_port()), "--spark-mode", mode, *extra]  # fmt: skip
+            "--spark-port", str(free_port()), "--spark-mode", engine(mode), *extra]  # fmt: skip
+    if is_dist(mode):
+        args.append("--dist")
     up = _devstack("up", *args)
     try:
         if up.returncode != 0:
             raise RuntimeError(f"scheduler bench: make up ({mode}) failed: {(up.stdout + up.stderr)[-1500:]}")
-        for name in ("a", "b"):
-            registry = TableRegistry(None, str(state / name))
+        peer_root, source_root = json.loads((state / "stack.json").read_text())["roots"]  # b, then a (stack.py)
+        for root in (peer_root, source_root):  # a's root is on HDFS in the distributed stack
+            registry = TableRegistry(*get_filesystem(root))
             if not registry.exists(s.TABLE):
                 registry.create(TableDescriptor.of(s.TABLE, ColumnFamilyDescriptor("f", scope=1)))
-        yield Stack(state, mode, f"127.0.0.1:{zk_port}:/hbase-a", str(state / "b"), api_port)
+        yield Stack(state, mode, f"127.0.0.1:{zk_port}:/hbase-a", peer_root, api_port)
     finally:
         _devstack("down", "--state", str(state))
 
@@ -251,10 +266,18 @@ def _median_split(runs: list[dict[str, Any]]) -> dict[str, float]:
     return {k: s.percentile([sp.get(k, 0.0) for sp in splits], 50) for k in keys}
 
 
+def ship_task_logs(state: Path) -> list[Path]:
+    """The ship tasks' log files: in the stack's Airflow home (local executor) and in each Celery worker's
+    own Airflow home (the distributed stack: dist/celery/<worker>/airflow)."""
+    homes = [state / "airflow", *sorted((state / "dist" / "celery").glob("*/airflow"))]
+    pattern = "run_id=*/task_id=peer.ship/**/*.log"
+    return [path for home in homes for path in (home / "logs" / f"dag_id={DAG}").glob(pattern)]
+
+
 def passes(state: Path) -> list[dict[str, Any]]:
     """Every ship-window pass the ship tasks logged: time (end, epoch s), queues, rows, seconds."""
     out: dict[str, dict[str, Any]] = {}
-    for path in (state / "airflow" / "logs" / f"dag_id={DAG}").glob("run_id=*/task_id=peer.ship/**/*.log"):
+    for path in ship_task_logs(state):
         for line in path.read_text(errors="replace").splitlines():
             with contextlib.suppress(ValueError, KeyError, TypeError):
                 item = json.loads(line)
@@ -269,7 +292,7 @@ def passes(state: Path) -> list[dict[str, Any]]:
 def _window_ends(state: Path, t0: float, t1: float) -> dict[str, int]:
     """How the ship windows that ended between ``t0`` and ``t1`` ended (the ship task's summary log line)."""
     ends: dict[str, int] = {}
-    for path in (state / "airflow" / "logs" / f"dag_id={DAG}").glob("run_id=*/task_id=peer.ship/**/*.log"):
+    for path in ship_task_logs(state):
         for line in path.read_text(errors="replace").splitlines():
             with contextlib.suppress(ValueError, KeyError, TypeError):
                 item = json.loads(line)
@@ -368,7 +391,7 @@ def ship_end_after(st: Stack, at: float) -> float | None:
     the first window pass that shipped something and ended at or after ``at`` (its log line is written
     after the pass's commit); in submit mode the end of the first ship task (the spark-submit job; its
     positions are committed by the next task) that ended at or after it."""
-    if st.mode == "connect":
+    if engine(st.mode) == "connect":
         ends = [p["at"] for p in passes(st.state) if p["queues"] and p["at"] >= at]
     else:
         ends = [t["end"] for r in dag_runs(st.state) for t in r["tasks"]
@@ -529,8 +552,9 @@ def _uptime() -> str:
     return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 
 
-def run(quick: bool, modes: tuple[str, ...] = MODES) -> dict:
-    """Both modes, one after the other, in this run."""
+def run(quick: bool, modes: tuple[str, ...] = MODES, make_result: Any = None) -> dict:
+    """The modes, one after the other, in this run; ``make_result`` (default :func:`result`) builds the
+    result dict from the figures."""
     from bench.registry import head_commit
 
     commit = head_commit()  # at the start: the stacks import the tree as it is now
@@ -542,7 +566,7 @@ def run(quick: bool, modes: tuple[str, ...] = MODES) -> dict:
             loads.append(f"after {mode}: {_uptime()}")
             # kept outside the results folder: a mode that fails later does not lose this one's figures
             PARTIAL.write_text(json.dumps({"figures": f, "machine_load": loads, "commit": commit}, indent=2))
-    return result(f, loads, commit, quick)
+    return (make_result or result)(f, loads, commit, quick)
 
 
 def result(f: dict[str, float], loads: list[str], commit: str, quick: bool) -> dict:
