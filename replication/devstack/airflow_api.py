@@ -69,6 +69,16 @@ class AirflowApi:
         """The DAG's record (``is_paused``, ``next_dagrun_*``, ...)."""
         return self.call("GET", f"/dags/{_q(dag_id)}")
 
+    def set_pool(self, name: str, slots: int, description: str) -> dict[str, Any]:
+        """Create pool ``name``, or set its slots and description when it exists (``airflow pools set``)."""
+        body = {"name": name, "slots": slots, "description": description, "include_deferred": False}
+        try:
+            return self.call("PATCH", f"/pools/{_q(name)}", json=body)
+        except AirflowApiError as exc:
+            if "HTTP 404" not in str(exc):
+                raise
+        return self.call("POST", "/pools", json=body)
+
     def set_paused(self, dag_id: str, paused: bool) -> dict[str, Any]:
         """Pause or unpause a DAG (the scheduler only runs unpaused DAGs)."""
         return self.call("PATCH", f"/dags/{_q(dag_id)}", json={"is_paused": paused})

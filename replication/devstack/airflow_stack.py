@@ -148,26 +148,6 @@ def airflow_bin() -> str:
     return str(Path(sys.executable).parent / "airflow")
 
 
-def airflow_command(env: Mapping[str, str], *args: str, log: Path | None = None) -> float:
-    """Run one ``airflow`` command (output appended to ``log``, else dropped); returns seconds taken.
-
-    RuntimeError naming the command and the log's last lines when it fails.
-    """
-    started = time.monotonic()
-    with open(log, "a") if log else open(os.devnull, "w") as out:
-        if log:
-            out.write(f"\n$ airflow {' '.join(args)}\n")
-            out.flush()
-        done = subprocess.run([airflow_bin(), *args], env=dict(env), stdout=out, stderr=subprocess.STDOUT,
-                              stdin=subprocess.DEVNULL)  # fmt: skip
-    if done.returncode != 0:
-        tail = "\n".join(log.read_text(errors="replace").splitlines()[-25:]) if log else ""
-        raise RuntimeError(
-            f"airflow {' '.join(args)} exited with {done.returncode}" + (f"; log {log}:\n{tail}" if log else "")
-        )
-    return time.monotonic() - started
-
-
 @dataclass
 class AirflowStandalone:
     """A running ``airflow standalone``: its home, API port and session leader (all its processes share

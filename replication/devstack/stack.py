@@ -25,7 +25,6 @@ from replication.config import Config
 from replication.devstack.airflow_api import AirflowApi, AirflowApiError
 from replication.devstack.airflow_stack import (
     DATABASE_ENV,
-    airflow_command,
     airflow_environment,
     metadata_database,
     start_standalone,
@@ -151,8 +150,6 @@ def _up(state: Path, zk_port: int, port: int, spark_port: int, mode: str, window
     env = airflow_env(
         state, keys["a"], port, spark_port if mode == "connect" else None, window_ms, database=database, more=extra
     )
-    airflow_command(env, "db", "migrate")
-    airflow_command(env, "pools", "set", "zookeeper", "4", "protects the ZooKeeper ensemble")
     airflow = start_standalone(env, state / "airflow.log", timeout=240)
     stack["airflow_sid"] = airflow.proc.pid
     stack["airflow_started"] = start_time(airflow.proc.pid)
@@ -161,9 +158,12 @@ def _up(state: Path, zk_port: int, port: int, spark_port: int, mode: str, window
         services.start_workers(env)
     password_file = state / "airflow" / "simple_auth_manager_passwords.json.generated"
     password = airflow.admin_password()
-    # DAGs paused earlier run again; through the API server just started (an `airflow dags unpause` per DAG
-    # started Airflow afresh each time). A DAG not parsed yet is created unpaused (DAGS_ARE_PAUSED_AT_CREATION).
+    # The ZooKeeper pool, and DAGs paused earlier run again: through the API server just started (an `airflow
+    # pools set` and an `airflow dags unpause` per DAG started Airflow afresh each time, and a `db migrate`
+    # before them ran the migration the stack's own session runs first). A task of the pool queued before the
+    # pool exists waits for it; a DAG not parsed yet is created unpaused (DAGS_ARE_PAUSED_AT_CREATION).
     with AirflowApi(airflow.url, "admin", password) as api:
+        api.set_pool("zookeeper", 4, "protects the ZooKeeper ensemble")
         for dag_id in DAG_IDS:
             with contextlib.suppress(AirflowApiError):
                 api.set_paused(dag_id, False)
