@@ -321,15 +321,21 @@ def _task_pids(sid: int) -> list[int]:
 
 
 def _scheduler_pids(sid: int) -> list[int]:
-    """The scheduler of session ``sid``: the topmost process whose command line names it (its supervising
-    shell's does not: the script is one argument)."""
+    """The scheduler of session ``sid``: the process whose command line names it and whose parent is a shell
+    of the session (its leader or a ``supervise`` subshell). A process forked from the scheduler that kept
+    its command line (an executor worker's child) is not one: SIGSTOP must not reach a task."""
+    argv_of: dict[int, list[bytes]] = {}
     parent: dict[int, int] = {}
     for pid in session_pids(sid):
         with contextlib.suppress(OSError, IndexError, ValueError):
-            argv = (Path("/proc") / str(pid) / "cmdline").read_bytes().split(b"\0")
-            if b"scheduler" in argv or argv[0].startswith(b"airflow scheduler"):
-                parent[pid] = int(_stat_fields(pid)[1])
-    return [pid for pid, ppid in parent.items() if ppid not in parent]
+            argv_of[pid] = (Path("/proc") / str(pid) / "cmdline").read_bytes().split(b"\0")
+            parent[pid] = int(_stat_fields(pid)[1])
+    return [
+        pid
+        for pid, argv in argv_of.items()
+        if (b"scheduler" in argv or argv[0].startswith(b"airflow scheduler"))
+        and Path(argv_of.get(parent[pid], [b""])[0].decode(errors="replace")).name == "bash"
+    ]
 
 
 def _alive(pids: list[int]) -> list[int]:
