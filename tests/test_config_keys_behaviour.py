@@ -196,7 +196,9 @@ BEHAVIOUR: dict[str, list[str]] = {
         "tests/cluster/test_region_server_keys.py::test_the_region_server_listens_on_the_configured_port"
     ],
     "hbrep.state.dir": ["tests/cli/test_spark_commands.py::test_start_status_crash_restart_stop"],
-    "hbrep.spark.master": ["tests/jobs/test_local_cluster.py::test_ship_and_verify_jobs_under_local_cluster"],
+    "hbrep.spark.master": [
+        "tests/devstack/test_dist_stack.py::test_spark_submit_mode_ships_and_verifies_on_the_clusters_master"
+    ],
     "hbrep.spark.connect.url": [
         "tests/jobs/test_connect_ship.py::test_a_server_that_is_not_there_fails_within_seconds_with_one_line",
         "tests/cli/test_spark_commands.py::test_start_status_crash_restart_stop",

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from replication.config import write_site_xml
+from replication.devstack.admin_server import AdminServer, AdminServerError
 from replication.devstack.jvm import JvmProcess, JvmProcessError, port_accepts
 from replication.devstack.kdc import jaas_keytab_login
 from replication.devstack.maven import interop_tools_classpath
@@ -293,6 +294,16 @@ class RealHBase:
 
     def __init__(self, root: str | Path):
         self.root = Path(root).resolve()
+        self._admin = AdminServer(lambda: self.tool_command(ADMIN_TOOL_MAIN, ["serve"]), self.run_dir / "admin.log",
+                                  configuration=self._site_version)  # fmt: skip
+
+    def _site_version(self) -> int | None:
+        """The site file's modification time (ns), None while there is none: a served AdminTool JVM started on
+        another version of it is replaced (see AdminServer)."""
+        try:
+            return self.site_file.stat().st_mtime_ns
+        except OSError:
+            return None
 
     # -- files ----------------------------------------------------------------------------------
     @property
@@ -472,7 +483,7 @@ class RealHBase:
 
     def wait_ready(self, deadline: float) -> None:
         """Wait until the master is initialized (Admin API) and Thrift lists tables; HBaseError at ``deadline``."""
-        self.run_tool(ADMIN_TOOL_MAIN, ["wait-ready", str(int(_left(deadline)))], timeout=_left(deadline) + 30)
+        self.admin("wait-ready", str(int(_left(deadline))), timeout=_left(deadline) + 30)
         if self.layout().kerberos:
             return  # no Thrift server (see processes)
         error: Exception | None = None
@@ -491,6 +502,7 @@ class RealHBase:
 
     def stop(self) -> list[str]:
         """Stop Thrift, the region servers, then the master; return the names that were running."""
+        self._admin.close()
         if not self.state_file.exists():
             return []
         stopped = []
@@ -533,7 +545,7 @@ class RealHBase:
     def server_name(self, index: int) -> str:
         """The name ``host,port,startcode`` region server ``index`` registered in ZooKeeper."""
         port = self.layout().regionserver_ports[index - 1]
-        live = self.run_tool(ADMIN_TOOL_MAIN, ["servers"], parse_json=True)
+        live = self.admin("servers")
         for name in live:
             if name.split(",")[1] == str(port):
                 return name
@@ -627,9 +639,21 @@ class RealHBase:
             raise HBaseError(f"kinit {secure.principal} for HBase's tools failed: {done.stderr.strip()}")
         return ["env", f"KRB5CCNAME={cache}", f"KRB5_CONFIG={secure.krb5_conf}"]
 
-    def admin(self, *args: str, stdin: str | None = None) -> Any:
-        """Run one AdminTool command (HBase's Admin API) and return its JSON answer."""
-        return self.run_tool(ADMIN_TOOL_MAIN, list(args), stdin=stdin, parse_json=True)
+    def admin(self, *args: str, stdin: str | None = None, timeout: float = 300.0) -> Any:
+        """Run one AdminTool command (HBase's Admin API) and return its JSON answer; HBaseError (one line)
+        when it fails or takes over ``timeout`` seconds.
+
+        It runs in the cluster's served AdminTool JVM (devstack/admin_server.py), started at the first call
+        and ended by :meth:`stop`. In a JVM of its own: on a Kerberized cluster (its tools log in afresh
+        each run, see ``_tool_login``), ``hold-open``, and while another thread's command holds the served one.
+        """
+        kerberized = self.state_file.exists() and bool(self.layout().kerberos)
+        if kerberized or not args or args[0] == "hold-open" or self._admin.busy():
+            return self.run_tool(ADMIN_TOOL_MAIN, list(args), stdin=stdin, parse_json=True, timeout=timeout)
+        try:
+            return self._admin.call(args, stdin=stdin, timeout=timeout)
+        except AdminServerError as exc:
+            raise HBaseError(str(exc)) from None
 
     def verify_replication(
         self, peer_id: str, table: str, families: Sequence[str] = (), timeout: float = 600.0

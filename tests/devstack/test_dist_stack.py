@@ -4,7 +4,8 @@ One stack for the module: ZooKeeper; HDFS holding cluster a's root (its WALs) an
 cluster a (one region server) → cluster b (local root), peer 1; the Redis broker; a Spark standalone
 master with two workers and the Spark Connect server on it; Airflow with the CeleryExecutor and two
 Celery workers, each with its own HOME, temp dir, working dir and Airflow home. The tests run in order
-on it: the DAGs on their schedules, a ship run spread over both workers, then the chaos steps (a Celery
+on it: the DAGs on their schedules, a ship run spread over both workers, the ship and verify jobs in
+spark-submit mode on the same Spark master, then the chaos steps (a Celery
 worker SIGKILLed mid-ship, a Spark worker SIGKILLed mid-job, the broker restarted, PostgreSQL restarted),
 each ending with the sets of row keys and cells compared on both clusters.
 """
@@ -204,6 +205,89 @@ def test_a_ship_run_spread_over_both_workers_ships_correctly(dist):
 
     fs, work = get_filesystem(dist.services.source_root() + "/.hbrep/airflow-cycles")
     assert fs.exists(work), f"no ship work dir on HDFS after run {run_id}"
+
+
+def test_spark_submit_mode_ships_and_verifies_on_the_clusters_master(dist, tmp_path):
+    """hbrep.spark.mode=submit against the stack's Spark standalone master: the ship job and the verify job, each
+    spark-submitted as an application whose executors run on both Spark workers (each worker keeps a core the
+    Connect server does not hold), for a pair of clusters of its own beside the DAGs' (a source of two region
+    servers with its root on HDFS, so each executor reads WALs through WebHDFS). The peer ends with exactly the
+    source's cells, and verify finds exactly the one row planted in the peer only."""
+    import json
+
+    from replication.checks.verify import VerifyOptions
+    from replication.cluster.embedded import start_cluster
+    from replication.fs import get_filesystem
+    from replication.jobs.launch import runner_for
+    from replication.jobs.verify import submit_verify
+    from replication.source.cycle import commit_step, ship_step, snapshot_step
+    from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
+    from replication.zk.client import connected
+    from replication.zk.cluster_key import ClusterKey
+    from replication.zk.peer_storage import ReplicationPeerConfig, ReplicationPeerStorage
+
+    spark = dist.services.spark
+    zk_hosts = dist.source_key.rsplit(":", 1)[0]
+    source_key, peer_key = (f"{zk_hosts}:/hbase-submit-{n}-{uuid.uuid4().hex[:6]}" for n in ("a", "b"))
+    source_root = dist.services.hdfs.webhdfs_root(f"/hbase-submit-{uuid.uuid4().hex[:6]}")
+    overrides = {**CLUSTER_CONF, "hbrep.spark.mode": "submit", "hbrep.spark.master": spark.master_url}
+    conf = Config.load(env={}, overrides=overrides)
+    apps_before = {app for _worker, app in _spark_apps(spark)}  # the Connect server's
+    with contextlib.ExitStack() as stack:
+        source = start_cluster(source_key, source_root, 2, conf=conf, name="submit-a")
+        stack.callback(source.stop)
+        peer = start_cluster(peer_key, str(tmp_path / "b"), 1, conf=conf, name="submit-b")
+        stack.callback(peer.stop)
+        for cluster in (source, peer):
+            TableRegistry(*get_filesystem(cluster.root)).create(
+                TableDescriptor.of(TABLE, ColumnFamilyDescriptor("f", scope=1))
+            )
+        ReplicationPeerStorage(source.zk, source.paths).add_peer("1", ReplicationPeerConfig(cluster_key=peer_key))
+        with source.client() as client:
+            client.batch(
+                TABLE, [Cell(b"r%03d" % i, b"f", b"q", 1000 + i, CellType.PUT, b"v%d" % i) for i in range(300)]
+            )
+            client.delete(TABLE, b"r007")
+
+        key = ClusterKey.parse(source_key)
+        with connected(key) as zk:
+            # manifests and results on HDFS, where the executors of any host would find them
+            outcome = snapshot_step(zk, key, conf, owner="submit-mode-test", work_dir=f"{source_root}/.hbrep/cycles")
+        assert outcome.queues >= 2  # one queue per source region server: a task for each executor
+        result = ship_step(outcome.manifest_path, conf, runner=runner_for(conf))  # spark-submit --master spark://
+        assert [q.status for q in result.queues] == ["ok"] * outcome.queues
+        with connected(ClusterKey.parse(source_key)) as zk:
+            report = commit_step(
+                zk, ClusterKey.parse(source_key), conf, outcome.manifest_path, owner="submit-mode-test"
+            )
+        assert report.peers["1"].rows_shipped >= 300
+        expected = cells_of(source)
+        assert len(rows_of(expected)) == 299
+        assert cells_of(peer) == expected
+
+        with peer.client() as client:  # one row only the peer has: verify must find exactly it
+            client.put(TABLE, b"zz-peer-only", b"f", b"q", b"x")
+        for cluster in (source, peer):  # verify reads the tables' files on each root: memstores flushed
+            with cluster.client() as client:
+                client.flush(TABLE)
+        verdict = submit_verify(source.root, peer.root, TABLE, json.dumps(VerifyOptions(verbose=True).as_dict()),
+                                master=spark.master_url, work_dir=str(tmp_path))  # fmt: skip
+        assert verdict.counters["GOODROWS"] == 299
+        assert verdict.counters["BADROWS"] == 1 and verdict.counters["ONLY_IN_PEER_TABLE_ROWS"] == 1
+    new_apps = {(worker, app) for worker, app in _spark_apps(spark) if app not in apps_before}
+    assert len({app for _worker, app in new_apps}) == 2, f"expected the ship and the verify application: {new_apps}"
+    workers = {worker for worker, _app in new_apps}
+    assert workers == {1, 2}, f"the applications' executors ran on Spark workers {workers}, not on both"
+
+
+def _spark_apps(spark: Any) -> set[tuple[int, str]]:
+    """(worker index, application id) of every application with an executor on one of the Spark workers."""
+    return {
+        (index, app.name)
+        for index in (1, 2)
+        for app in (spark.worker_dir(index) / "work").glob("app-*")
+        if any(app.glob("*/stderr"))
+    }
 
 
 def _running_ship(api: AirflowApi, timeout: float = 300.0) -> tuple[str, dict[str, Any]]:

@@ -1,8 +1,11 @@
 package io.hbrep.interop;
 
 import java.io.BufferedReader;
+import java.io.ByteArrayInputStream;
 import java.io.EOFException;
+import java.io.InputStream;
 import java.io.InputStreamReader;
+import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -95,6 +98,8 @@ import org.apache.hbase.thirdparty.com.google.gson.JsonParser;
  * wal [--count] FILE...          per file (a JSON array), every entry of the WAL through HBase's own WALStreamReader, up to its
  *                                last whole entry (a WAL still being written ends in a partial one); with
  *                                --count only the numbers and the seconds the reading took
+ * serve                          many commands in this one JVM (see {@link #serve}): what a test calls
+ *                                hundreds of times then costs no JVM start and class loading each
  * </pre>
  */
 public final class AdminTool {
@@ -106,6 +111,15 @@ public final class AdminTool {
     if (args.length == 0) {
       System.err.println("usage: AdminTool COMMAND [ARGS] (see the class comment)");
       System.exit(2);
+    }
+    if (args[0].equals("serve")) {
+      try {
+        serve();
+      } catch (Exception e) {
+        System.err.println("AdminTool serve: " + e);
+        System.exit(1);
+      }
+      System.exit(0);
     }
     Configuration conf = HBaseConfiguration.create();
     if (args[0].equals("wal") || args[0].equals("hold-open")) { // files only: no cluster needed
@@ -174,6 +188,70 @@ public final class AdminTool {
 
   private static JsonElement run(Configuration conf, Connection connection, Admin admin, String[] args)
       throws Exception {
+    return run(conf, connection, admin, args, System.in);
+  }
+
+  /**
+   * One command per JSON line on stdin, {"args": [COMMAND, ARGS...], "stdin": TEXT or absent (what
+   * `mutate` reads)}, one answer per line on stdout, {"ok": true, "out": ANSWER} or {"ok": false,
+   * "error": "AdminTool COMMAND: ..."}, until stdin ends. Each command runs as in a run of its own: a
+   * Configuration read again from the classpath's hbase-site.xml and a Connection of its own, closed after
+   * it, so a cluster restarted between two commands is found as a new process would find it. Anything
+   * else printed on stdout (a library's output) goes to stderr, never into the answers. `hold-open`
+   * (which holds a file until its stdin closes) runs only in a process of its own.
+   */
+  private static void serve() throws Exception {
+    PrintStream answers = System.out;
+    System.setOut(System.err);
+    BufferedReader requests = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    String line;
+    while ((line = requests.readLine()) != null) {
+      if (line.isBlank()) {
+        continue;
+      }
+      JsonObject request = JsonParser.parseString(line).getAsJsonObject();
+      JsonArray given = request.getAsJsonArray("args");
+      String[] args = new String[given.size()];
+      for (int i = 0; i < args.length; i++) {
+        args[i] = given.get(i).getAsString();
+      }
+      JsonElement text = request.get("stdin");
+      byte[] input = text == null || text.isJsonNull() ? new byte[0]
+          : text.getAsString().getBytes(StandardCharsets.UTF_8);
+      JsonObject answer = new JsonObject();
+      try {
+        answer.add("out", once(args, new ByteArrayInputStream(input)));
+        answer.addProperty("ok", true);
+      } catch (Exception e) {
+        answer.addProperty("ok", false);
+        answer.addProperty("error", "AdminTool " + (args.length > 0 ? args[0] : "") + ": " + e);
+      }
+      answers.println(GSON.toJson(answer));
+      answers.flush();
+    }
+  }
+
+  /** One command of {@link #serve}, with its own Configuration and (unless it reads files only) Connection. */
+  private static JsonElement once(String[] args, InputStream input) throws Exception {
+    if (args.length == 0) {
+      throw new IllegalArgumentException("no command");
+    }
+    if (args[0].equals("hold-open") || args[0].equals("serve")) {
+      throw new IllegalArgumentException(args[0] + " runs only in a process of its own");
+    }
+    Configuration conf = HBaseConfiguration.create();
+    if (args[0].equals("wal")) {
+      return run(conf, null, null, args, input);
+    }
+    try (Connection connection = ConnectionFactory.createConnection(conf);
+        Admin admin = connection.getAdmin()) {
+      return run(conf, connection, admin, args, input);
+    }
+  }
+
+  private static JsonElement run(
+      Configuration conf, Connection connection, Admin admin, String[] args, InputStream input)
+      throws Exception {
     switch (args[0]) {
       case "peers":
         return peers(admin);
@@ -241,7 +319,7 @@ public final class AdminTool {
         return out;
       }
       case "mutate":
-        return mutate(connection, TableName.valueOf(args[1]));
+        return mutate(connection, TableName.valueOf(args[1]), input);
       case "roll": {
         JsonArray out = new JsonArray();
         for (ServerName sn : admin.getRegionServers()) {
@@ -706,10 +784,10 @@ public final class AdminTool {
    * {"op": "delete_columns", "row", "family", "qualifier", "ts"?}, {"op": "delete_version", "row",
    * "family", "qualifier", "ts"}; "puts": [...] in a "multi_put" line puts several cells in one entry.
    */
-  private static JsonObject mutate(Connection connection, TableName name) throws Exception {
+  private static JsonObject mutate(Connection connection, TableName name, InputStream input) throws Exception {
     int applied = 0;
     try (Table table = connection.getTable(name);
-        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
+        BufferedReader in = new BufferedReader(new InputStreamReader(input, StandardCharsets.UTF_8))) {
       String line;
       while ((line = in.readLine()) != null) {
         if (line.isBlank()) {
