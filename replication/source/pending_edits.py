@@ -16,9 +16,11 @@ A peer has a backlog when shipping would move something (the rule of ``snapshot.
 of entries past a recorded position (a WAL's header and trailer are none: a fresh WAL at position 0 holds
 no edit), a rolled WAL still queued, a recovered queue. ``poll`` reports a peer with a
 backlog while its ship lease (``zk/lease.py``) is free, and only once per backlog: the peer is not
-reported again until a position it saw moves or its WAL leaves the queue (a ship committed), or the
-backlog is seen empty. A backlog that a failing ship cannot move is so reported once (the schedule
-retries it), never at every poll.
+reported again until a position it saw moves or its WAL leaves the queue (a ship committed), the
+backlog is seen empty, or a queue that had no work when it was reported has work now. A backlog that a
+failing ship cannot move is so reported once (the schedule retries it), never at every poll; and it
+does not hide new edits in the peer's other queues (found: a recovered queue left unshipped kept an
+idle cluster's next write from starting a run).
 """
 
 from __future__ import annotations
@@ -147,7 +149,8 @@ class PendingEditsTracker:
         self._peers: list[str] = []
         self._live: set[str] = set()
         self._read_at: float | None = None
-        self._reported: dict[str, dict[WalKey, int]] = {}
+        # per peer, when last reported: the positions seen and the queues that had work
+        self._reported: dict[str, tuple[dict[WalKey, int], frozenset[str]]] = {}
         self._lost = False
         self._stopped = False
 
@@ -230,14 +233,17 @@ class PendingEditsTracker:
         backlogs = {f"{q.server}/{q.queue_id}": queue_backlog(locator, q) for q in queues}
         working = sorted(name for name, b in backlogs.items() if b.has_work)
         reported = self._reported.get(peer_id)
-        if reported is not None and (not working or any(positions.get(k) != v for k, v in reported.items())):
-            del self._reported[peer_id]  # shipped (a position moved or a WAL left) or drained: a new backlog next
-            reported = None
+        if reported is not None:
+            seen, had_work = reported
+            moved = any(positions.get(k) != v for k, v in seen.items())  # shipped: a position moved, a WAL left
+            if not working or moved or not had_work.issuperset(working):  # drained, shipped, or new work
+                del self._reported[peer_id]
+                reported = None
         if not working or reported is not None:
             return None
         if not is_free_for(self.zk, self.source.paths, peer_id, owner=""):
             return None  # a ship run holds the peer's lease: it ships this
-        self._reported[peer_id] = positions
+        self._reported[peer_id] = (positions, frozenset(working))
         pending = sum(b.pending_bytes for b in backlogs.values())
         LOG.info("new edits queued for peer %s: %d bytes in %s", peer_id, pending, ", ".join(working))
         return EditsQueued(peer_id, tuple(working), pending, now)

@@ -21,8 +21,8 @@ from replication.devstack.airflow_api import AirflowApi
 from replication.devstack.airflow_stack import (
     AirflowStandalone,
     airflow_environment,
-    launch_standalone,
     metadata_database,
+    start_standalone,
 )
 from replication.devstack.zookeeper import ZooKeeperServer
 from replication.monitoring.status_models import ReplicationStatus
@@ -116,26 +116,11 @@ def scheduler_stack(state: Path, tables: dict[str, dict[str, int]], peers: dict[
         zk.start()
         stack.callback(zk.stop)
         source_key, peer_key = f"{zk.hosts}:/hbase-a", f"{zk.hosts}:/hbase-b"
-        extra = {
-            "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "True",
-            "AIRFLOW__LOGGING__LOGGING_LEVEL": "INFO",
-            "HBREP__hbase__master__cleaner__interval": "60000",  # the cleaner runs every minute, not every 10
-            **(env_extra or {}),
-        }
-        database, postgres = metadata_database(state / "postgres", state / "airflow")
-        if postgres is not None:
-            stack.callback(postgres.stop)  # after Airflow's stop below (callbacks run last first)
-        env = airflow_environment(state / "airflow", source_key, database=database, api_port=free_port(),
-                                  spark_connect_port=spark_connect_port, extra=extra)  # fmt: skip
-        # Airflow (its migration, then its components) comes up while the clusters start; DAGs paused
-        airflow = launch_standalone(env, state / "airflow.log")
-        stack.callback(airflow.stop)
         conf = _cluster_conf()
         peer = start_cluster(peer_key, str(state / "b"), 1, conf=conf, name="sched-b")
         stack.callback(peer.stop)
         source = start_cluster(source_key, str(state / "a"), 1, conf=conf, name="sched-a")
         stack.callback(source.stop)
-        stack.callback(airflow.stop)  # at the end, Airflow first (again: a stopped session stops at once)
         for cluster in (peer, source):
             registry = TableRegistry(None, cluster.root)
             for name, families in tables.items():
@@ -148,7 +133,19 @@ def scheduler_stack(state: Path, tables: dict[str, dict[str, int]], peers: dict[
             if "table_cfs" in settings:  # a spec like "t" or "t:f": only those, as set_peer_tableCFs
                 settings.update(replicate_all=False, table_cfs=parse_table_cfs(settings["table_cfs"]))
             storage.add_peer(peer_id, ReplicationPeerConfig(cluster_key=peer_key, **settings))
-        airflow.wait_ready(timeout=300)
+        extra = {
+            "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "True",
+            "AIRFLOW__LOGGING__LOGGING_LEVEL": "INFO",
+            "HBREP__hbase__master__cleaner__interval": "60000",  # the cleaner runs every minute, not every 10
+            **(env_extra or {}),
+        }
+        database, postgres = metadata_database(state / "postgres", state / "airflow")
+        if postgres is not None:
+            stack.callback(postgres.stop)  # after Airflow's stop below (callbacks run last first)
+        env = airflow_environment(state / "airflow", source_key, database=database, api_port=free_port(),
+                                  spark_connect_port=spark_connect_port, extra=extra)  # fmt: skip
+        airflow = start_standalone(env, state / "airflow.log", timeout=300)
+        stack.callback(airflow.stop)
         api = AirflowApi(airflow.url, "admin", airflow.admin_password())
         stack.callback(api.close)
         api.call("POST", "/pools", json={"name": "zookeeper", "slots": 4, "include_deferred": False,

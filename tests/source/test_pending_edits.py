@@ -146,6 +146,31 @@ def test_a_rolled_wal_fires_the_watch_and_is_reported(idle):
     idle.poll_until_quiet()
 
 
+def test_a_backlog_no_ship_moves_is_reported_once_and_hides_no_new_write_in_another_queue(idle):
+    """A recovered queue whose WAL cannot be found (a ship fails on it and moves nothing) is reported once;
+    a write to the live queue, idle when that report was made, is a new backlog: reported once more."""
+    (server,) = idle.cluster.live_servers()
+    storage = ReplicationQueueStorage(idle.cluster.zk, idle.cluster.paths)
+    dead = "127.0.0.1,1,1"
+    recovered = f"1-{dead}"
+    storage.add_wal(server, recovered, f"{dead.replace(',', '%2C')}.1700000000000")
+    try:
+        assert idle.tracker.changed.wait(10), "no ZooKeeper watch fired for the recovered queue"
+        (stuck,) = idle.tracker.poll()
+        assert stuck.queues == (f"{server}/{recovered}",), stuck
+        assert [idle.tracker.poll() for _ in range(3)] == [[]] * 3  # stuck: no event storm
+        idle.write(b"r-beside-a-stuck-queue")
+        (fresh,) = idle.tracker.poll()
+        assert fresh.queues == (f"{server}/1", f"{server}/{recovered}"), fresh
+        assert fresh.pending_bytes > 0
+        idle.write(b"r-more")  # the same backlog again: no third report
+        assert [idle.tracker.poll() for _ in range(3)] == [[]] * 3
+    finally:
+        storage.remove_queue(server, recovered)
+    idle.commit_all()
+    idle.poll_until_quiet()
+
+
 def test_a_disabled_peer_is_not_reported(idle):
     storage = ReplicationPeerStorage(idle.cluster.zk, idle.cluster.paths)
     storage.set_peer_state("1", False)
