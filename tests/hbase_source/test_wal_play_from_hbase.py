@@ -32,12 +32,19 @@ def now_ms() -> int:
 
 
 def copy_wals(rootdir: Path, into: Path) -> Path:
-    """A copy of every file under WALs/ and oldWALs/ (HBase may archive a WAL while the replays read it)."""
+    """A copy of every file under WALs/ and oldWALs/ (HBase may archive a WAL while the replays read it). A WAL
+    archived between the listing of WALs/ and its copy is copied from oldWALs/, listed after it: a roll's old
+    WAL moves there a few milliseconds after the roll (found when the roll came from a served AdminTool JVM,
+    at once, rather than after a JVM's start)."""
     for sub in ("WALs", "oldWALs"):
         for wal in sorted(p for p in (rootdir / sub).rglob("*") if p.is_file()):
             target = into / wal.relative_to(rootdir)
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(wal.read_bytes())
+            try:
+                data = wal.read_bytes()
+            except FileNotFoundError:
+                continue
+            target.write_bytes(data)
     return into
 
 
