@@ -93,6 +93,24 @@ def run_dag(api: AirflowApi, dag_id: str, conf: dict[str, Any] | None = None, ti
     return api.wait_for_run(dag_id, run_id, timeout=timeout)
 
 
+def wait_replicated(source: ClusterKey, conf: Config, timeout: float = 600) -> None:
+    """Wait until every queue of ``source`` has shipped everything (pending bytes 0, lag 0), whichever ship
+    run did it: the demo's own run skips a peer whose lease another run holds, such as the scheduled run
+    that unpausing the DAG starts (on a busy machine that run could still be shipping when the demo's
+    ended, and VerifyReplication then found rows missing). RuntimeError naming the queues left after
+    ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        with connected(source) as zk:
+            queues = replication_status(zk, source, conf).queues
+        left = {q.queue: q.pendingBytes for q in queues if q.pendingBytes or q.replicationLag}
+        if not left:
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"queues not shipped within {timeout:.0f}s (pending bytes): {left}")
+        time.sleep(2)
+
+
 def write_load(cluster: EmbeddedCluster, rows: int, kill_at: int, killed: list[str], acked: list[int]) -> None:
     """Write ``rows`` rows in batches of 100 (cf and local families); SIGKILL a server at ``kill_at``."""
     with cluster.client() as client:
@@ -184,6 +202,8 @@ def run(rows: int, state: Path) -> dict[str, Any]:
             run = run_dag(api, dag_id, run_conf)
             report.setdefault("dag_runs", {})[dag_id] = run["state"]
             say(f"{dag_id} run {run['dag_run_id']}: {run['state']} in {time.monotonic() - started_run:.0f}s")
+            if dag_id == "hbrep_ship":
+                wait_replicated(source, conf)
         with connected(source) as zk:
             status = replication_status(zk, source, conf)
         fs, root = get_filesystem(cluster_a.root)
