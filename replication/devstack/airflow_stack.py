@@ -285,18 +285,26 @@ def session_pids(sid: int) -> list[int]:
     return pids
 
 
+def _session_processes(sid: int) -> dict[int, tuple[int, list[bytes]]]:
+    """pid → (parent pid, argv) of each live process of session ``sid`` that could be read."""
+    found: dict[int, tuple[int, list[bytes]]] = {}
+    for pid in session_pids(sid):
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            found[pid] = (int(_stat_fields(pid)[1]), (Path("/proc") / str(pid) / "cmdline").read_bytes().split(b"\0"))
+    return found
+
+
 def _api_server_pids(sid: int) -> set[int]:
     """The processes of session ``sid`` that are Airflow's API server or descend from it (the session's
     leader, the shell whose script names every component, is not one)."""
-    parent: dict[int, int] = {}
-    found: set[int] = set()
-    for pid in session_pids(sid):
-        with contextlib.suppress(OSError, IndexError, ValueError):
-            parent[pid] = int(_stat_fields(pid)[1])
-            argv = (Path("/proc") / str(pid) / "cmdline").read_bytes().split(b"\0")
-            # ``airflow api-server`` (argv) or, once it has set its title, ``airflow api_server -- host:...``
-            if pid != sid and (b"api-server" in argv or argv[0].startswith(b"airflow api_server")):
-                found.add(pid)
+    processes = _session_processes(sid)
+    parent = {pid: ppid for pid, (ppid, _argv) in processes.items()}
+    # ``airflow api-server`` (argv) or, once it has set its title, ``airflow api_server -- host:...``
+    found = {
+        pid
+        for pid, (_ppid, argv) in processes.items()
+        if pid != sid and (b"api-server" in argv or argv[0].startswith(b"airflow api_server"))
+    }
     grew = True
     while grew:
         children = {pid for pid, ppid in parent.items() if ppid in found} - found
@@ -325,28 +333,18 @@ def _scheduler_pids(sid: int) -> list[int]:
     """The scheduler of session ``sid``: the process whose command line names it and whose parent is a shell
     of the session (its leader or a ``supervise`` subshell). A process forked from the scheduler that kept
     its command line (an executor worker's child) is not one: SIGSTOP must not reach a task."""
-    argv_of: dict[int, list[bytes]] = {}
-    parent: dict[int, int] = {}
-    for pid in session_pids(sid):
-        with contextlib.suppress(OSError, IndexError, ValueError):
-            argv_of[pid] = (Path("/proc") / str(pid) / "cmdline").read_bytes().split(b"\0")
-            parent[pid] = int(_stat_fields(pid)[1])
+    processes = _session_processes(sid)
     return [
         pid
-        for pid, argv in argv_of.items()
+        for pid, (ppid, argv) in processes.items()
         if (b"scheduler" in argv or argv[0].startswith(b"airflow scheduler"))
-        and Path(argv_of.get(parent[pid], [b""])[0].decode(errors="replace")).name == "bash"
+        and Path(processes.get(ppid, (0, [b""]))[1][0].decode(errors="replace")).name == "bash"
     ]
 
 
 def _children(sid: int, parents: list[int]) -> list[int]:
     """The processes of session ``sid`` whose parent is one of ``parents``."""
-    children = []
-    for pid in session_pids(sid):
-        with contextlib.suppress(OSError, IndexError, ValueError):
-            if int(_stat_fields(pid)[1]) in parents:
-                children.append(pid)
-    return children
+    return [pid for pid, (ppid, _argv) in _session_processes(sid).items() if ppid in parents]
 
 
 def _alive(pids: list[int]) -> list[int]:
