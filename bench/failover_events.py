@@ -1,7 +1,9 @@
 """Failover on ZooKeeper events through the real scheduler, beside HBase's own (issue 45).
 
 hbrep: `make up`'s stack (replication.devstack.stack: Airflow's scheduler, triggerer, API server; clusters
-a (2 region servers) -> b, peer 1, the ship DAG on the Spark Connect server) with
+a (2 region servers) -> b, peer 1, the ship DAG on the Spark Connect server), then the distributed stack
+(`make up DIST=1`: CeleryExecutor with two workers on Redis, Spark Connect on a standalone Spark cluster,
+cluster a's root on HDFS; ``BENCH_FAILOVER_STACKS`` picks), each with
 ``zookeeper.session.timeout`` = 10 s, ``replication.sleep.before.failover`` = 0 and ``HBREP_SHIP_ON_EDITS=true``.
 Under a write load, a region server of a is SIGKILLed ``BENCH_FAILOVER_KILLS`` times (10; quick 2), one
 at a time, a new server started after each. Read from ZooKeeper every 50 ms: kill -> its ``rs`` znode gone
@@ -47,6 +49,18 @@ STACK_ENV = {
     "HBREP__replication__sleep__before__failover": str(HBREP_SLEEP_MS),
     "HBREP_SHIP_ON_EDITS": "true",
 }
+
+
+STACKS = {"connect": "hbrep", "connect-dist": "hbrep dist"}  # stack mode -> the label of its figures
+
+
+def stacks() -> list[str]:
+    """The stack modes to measure: ``BENCH_FAILOVER_STACKS`` (comma-separated) or both."""
+    chosen = [m for m in os.environ.get("BENCH_FAILOVER_STACKS", ",".join(STACKS)).split(",") if m]
+    unknown = [m for m in chosen if m not in STACKS]
+    if unknown:
+        raise ValueError(f"BENCH_FAILOVER_STACKS: unknown stack {unknown[0]!r} (known: {', '.join(STACKS)})")
+    return chosen
 
 
 def sizes(quick: bool) -> dict[str, float]:
@@ -190,7 +204,7 @@ def _airflow_split(state: Path, kills: list[dict[str, Any]]) -> None:
         kill["a scheduled run active at the event"] = float(bool(busy))
 
 
-def _hbrep(quick: bool, tmp: str, n: dict[str, float], f: dict[str, float], notes: list[str]) -> None:
+def _hbrep(mode: str, tmp: str, n: dict[str, float], f: dict[str, float], notes: list[str]) -> None:
     from bench.scheduler import _settle, stack
     from replication.cluster.client import ClusterClient
     from replication.cluster.embedded import EmbeddedCluster, server_pids
@@ -200,11 +214,12 @@ def _hbrep(quick: bool, tmp: str, n: dict[str, float], f: dict[str, float], note
     from replication.zk.cluster_key import ClusterKey
     from replication.zk.layout import ZNodePaths
 
-    with _env(STACK_ENV), stack(tmp, "connect") as st:
+    label = STACKS[mode]
+    with _env(STACK_ENV), stack(tmp, mode) as st:
         _settle(st)
         key = ClusterKey.parse(st.source_key)
         conf = Config.load()
-        root = str(st.state / "a")
+        root = json.loads((st.state / "stack.json").read_text())["roots"][1]  # a's: on HDFS in the dist stack
         peer_key = st.source_key.replace("/hbase-a", "/hbase-b")
         with connected(key) as zk:
             paths = ZNodePaths(conf, parent=key.znode_parent)
@@ -241,21 +256,21 @@ def _hbrep(quick: bool, tmp: str, n: dict[str, float], f: dict[str, float], note
                     one["first recovered edit on the peer"] = found - t_kill
                     one.update(t_kill=t_kill, victim=victim)
                     kills.append(one)
-                    print(f"[failover_events] hbrep kill {i + 1}: {one}", flush=True)
+                    print(f"[failover_events] {label} kill {i + 1}: {one}", flush=True)
             with contextlib.suppress(Exception):
                 client[0].close()
             _airflow_split(st.state, kills)
             keys = ["expiry", "claimed", "first recovered edit on the peer", "drained", "asset event",
                     "event run queued", "event run started", "event run's claim task queued",
                     "event run's claim task started"]  # fmt: skip
-            f.update(_summary("hbrep", kills, keys))
-            f["hbrep: claimed - expiry (s, median)"] = statistics.median(k["claimed"] - k["expiry"] for k in kills)
-            f["hbrep: claimed - expiry (s, max)"] = max(k["claimed"] - k["expiry"] for k in kills)
-            f["hbrep: kills with a scheduled failover run active at the event"] = sum(
+            f.update(_summary(label, kills, keys))
+            f[f"{label}: claimed - expiry (s, median)"] = statistics.median(k["claimed"] - k["expiry"] for k in kills)
+            f[f"{label}: claimed - expiry (s, max)"] = max(k["claimed"] - k["expiry"] for k in kills)
+            f[f"{label}: kills with a scheduled failover run active at the event"] = sum(
                 k.get("a scheduled run active at the event", 0) for k in kills
             )
-            f["hbrep: region servers SIGKILLed"] = len(kills)
-            notes.append("hbrep per kill (s after SIGKILL): " + "; ".join(
+            f[f"{label}: region servers SIGKILLed"] = len(kills)
+            notes.append(f"{label} per kill (s after SIGKILL): " + "; ".join(
                 ", ".join(f"{k}={v:.1f}" for k, v in kill.items() if k not in ("t_kill", "victim"))
                 for kill in kills))  # fmt: skip
 
@@ -272,7 +287,9 @@ def _hbrep(quick: bool, tmp: str, n: dict[str, float], f: dict[str, float], note
                     if time.monotonic() > deadline:
                         raise RuntimeError("the first write after the idle minutes never reached the peer")
                     time.sleep(0.1)
-            f[f"hbrep: first write after {n['idle_min']:g} idle min: put -> on the peer (s)"] = time.monotonic() - t_put
+            f[f"{label}: first write after {n['idle_min']:g} idle min: put -> on the peer (s)"] = (
+                time.monotonic() - t_put
+            )
 
 
 class PeerArrival:
@@ -384,7 +401,7 @@ def _hbase(quick: bool, tmp: str, n: dict[str, float], f: dict[str, float], note
 
 
 def run(quick: bool) -> dict:
-    """hbrep under the scheduler, then HBase, then the ratios (see the module doc)."""
+    """hbrep under the scheduler (each stack), then HBase, then the ratios (see the module doc)."""
     from bench.registry import head_commit
 
     commit = head_commit()
@@ -393,16 +410,20 @@ def run(quick: bool) -> dict:
     notes: list[str] = []
     loads = [f"start: {s.load_average()}"]
     with tempfile.TemporaryDirectory(prefix="hbrep-fo-events-") as tmp:
-        _hbrep(quick, tmp, n, f, notes)
-        loads.append(f"after hbrep: {s.load_average()}")
+        for mode in stacks():
+            _hbrep(mode, tmp, n, f, notes)
+            loads.append(f"after {STACKS[mode]}: {s.load_average()}")
         _hbase(quick, tmp, n, f, notes)
         loads.append(f"after HBase: {s.load_average()}")
-    ratios = {
-        "hbrep: claim after the session's expiry (s, median) (target <= 5)": f["hbrep: claimed - expiry (s, median)"],
-        "hbrep: claim after the session's expiry (s, max) (target <= 5)": f["hbrep: claimed - expiry (s, max)"],
-        "hbrep / HBase: claim after expiry, median": f["hbrep: claimed - expiry (s, median)"]
-        / max(f["HBase: claimed - expiry (s, median)"], 1e-9),
-    }
+    ratios = {}
+    for mode in stacks():
+        label = STACKS[mode]
+        for stat in ("median", "max"):
+            after_expiry = f[f"{label}: claimed - expiry (s, {stat})"]
+            ratios[f"{label}: claim after the session's expiry (s, {stat}) (target <= 5)"] = after_expiry
+        ratios[f"{label} / HBase: claim after expiry, median"] = f[f"{label}: claimed - expiry (s, median)"] / max(
+            f["HBase: claimed - expiry (s, median)"], 1e-9
+        )
     return {
         "title": TITLE,
         "command": "make bench ONLY=failover_events" + (" QUICK=1" if quick else ""),
@@ -415,7 +436,9 @@ def run(quick: bool) -> dict:
             "(BENCH_FAILOVER_KILLS, BENCH_FAILOVER_RATE, BENCH_FAILOVER_IDLE_MIN). Machine load: "
             + "; ".join(loads)
             + ".",
-            f"hbrep: make up's stack (scheduler, triggerer, API server, ship window {120} s, Spark Connect) with "
+            f"hbrep: make up's stack (scheduler, triggerer, API server, ship window {120} s, Spark Connect); "
+            "hbrep dist: make up DIST=1's (CeleryExecutor with two workers on Redis, Spark Connect on a standalone "
+            "Spark cluster of two workers, cluster a's root and the work dir on HDFS); both with "
             f"zookeeper.session.timeout {SESSION_MS} ms, replication.sleep.before.failover {HBREP_SLEEP_MS} ms, "
             "HBREP_SHIP_ON_EDITS=true. Times are from the SIGKILL, read from ZooKeeper every 50 ms: expiry = the "
             "server's rs znode gone; claimed = its queues moved under a live server (its replicator znode gone or "
