@@ -408,15 +408,16 @@ def run(quick: bool) -> dict:
     n = sizes(quick)
     f: dict[str, float] = {"zookeeper.session.timeout (ms)": SESSION_MS}
     notes: list[str] = []
+    modes = stacks()
     loads = [f"start: {s.load_average()}"]
     with tempfile.TemporaryDirectory(prefix="hbrep-fo-events-") as tmp:
-        for mode in stacks():
+        for mode in modes:
             _hbrep(mode, tmp, n, f, notes)
             loads.append(f"after {STACKS[mode]}: {s.load_average()}")
         _hbase(quick, tmp, n, f, notes)
         loads.append(f"after HBase: {s.load_average()}")
     ratios = {}
-    for mode in stacks():
+    for mode in modes:
         label = STACKS[mode]
         for stat in ("median", "max"):
             after_expiry = f[f"{label}: claimed - expiry (s, {stat})"]

@@ -291,10 +291,11 @@ class HdfsCluster:
             "dfs.client.block.write.replace-datanode-on-failure.enable": "false",
             # The DataNode's own DFSClient serves each WebHDFS APPEND and closes the file before answering; its
             # close (completeFile) waits for the block, retrying after 400 ms, 800 ms, ... 5 times by default.
-            # With 4 writers that put a ~420 ms median on every WAL sync, and under a heavy load a close that
-            # ran out of retries failed the APPEND and left the file's lease held, so the next APPENDs got
-            # AlreadyBeingCreatedException (make bench ONLY=dist_vs_one_host at 13918c7). Shorter first
-            # delay, more retries: median 72 ms with 4 writers, and a close waits about a minute before failing.
+            # With 4 writers that put a ~420 ms median on every WAL sync (a probe). Under a heavy load the next
+            # APPENDs also got AlreadyBeingCreatedException (make bench ONLY=dist_vs_one_host at 13918c7),
+            # probably from a close that ran out of retries and left the file's lease held (not verified).
+            # Shorter first delay, more retries: median 72 ms with 4 writers in the same probe, and a close
+            # waits about a minute before failing.
             "dfs.client.block.write.locateFollowingBlock.initial.delay.ms": "20",
             "dfs.client.block.write.locateFollowingBlock.retries": "12",
             "dfs.datanode.du.reserved": "0",
