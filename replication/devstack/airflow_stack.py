@@ -317,16 +317,30 @@ TASK_STOP_S = 15.0  # how long stop_session lets the running tasks end before it
 WORKER_GRACE_S = 3.0  # how long stop_session lets the executor's workers report their tasks' ends (see there)
 
 
-def _task_pids(sid: int) -> list[int]:
-    """The processes of session ``sid`` running a task instance (titled ``airflow worker -- <task id>``; an
-    idle executor worker is ``airflow worker -- LocalExecutor: <idle>``)."""
-    found = []
-    for pid in session_pids(sid):
-        with contextlib.suppress(OSError):
-            title = (Path("/proc") / str(pid) / "cmdline").read_bytes()
-            if title.startswith(b"airflow worker -- ") and b"LocalExecutor" not in title:
-                found.append(pid)
-    return found
+EXECUTOR_WORKER_TITLE = b"airflow worker -- LocalExecutor"  # LocalExecutor's worker; "...: <idle>" when idle
+
+
+def _task_pids(sid: int) -> tuple[list[int], list[int]]:
+    """The processes of session ``sid`` running a task instance, and the executor workers that are busy.
+
+    A task process titles itself ``airflow worker -- <task id>`` once its supervisor (the executor worker,
+    ``airflow worker -- LocalExecutor: <task>``; ``...: <idle>`` when idle) has sent it its start. Before that,
+    the task instance is already ``running`` in the database (the supervisor reported the start) while the
+    process still bears its worker's title: a busy worker's children are task processes too.
+    """
+    processes = _session_processes(sid)
+    titled_busy = {
+        pid
+        for pid, (_ppid, argv) in processes.items()
+        if argv[0].startswith(EXECUTOR_WORKER_TITLE) and not argv[0].rstrip().endswith(b"<idle>")
+    }
+    busy = [pid for pid in titled_busy if processes[pid][0] not in titled_busy]  # a task forked keeps the title
+    tasks = [
+        pid
+        for pid, (ppid, argv) in processes.items()
+        if ppid in busy or (argv[0].startswith(b"airflow worker -- ") and not argv[0].startswith(EXECUTOR_WORKER_TITLE))
+    ]
+    return tasks, busy
 
 
 def _scheduler_pids(sid: int) -> list[int]:
@@ -356,15 +370,30 @@ def _alive(pids: list[int]) -> list[int]:
     return alive
 
 
+TASKS_SETTLED_S = 1.0  # how long no task may run, and no executor worker be busy, before the tasks count as ended
+
+
 def _end_tasks(sid: int, until: float) -> None:
     """SIGTERM every running task of session ``sid``, and each one an executor worker starts meanwhile (one it
-    had taken off its queue), until none runs or ``until``."""
+    had taken off its queue), until, for ``TASKS_SETTLED_S``, no task has run and no worker has been busy (each
+    has reported the end of the task it supervised), or ``until``.
+
+    The settle time covers a worker that has just taken a task off its queue and not yet retitled itself
+    (tests/devstack/test_stack_restart.py failed in CI at 124ffe4 with a task instance left ``running``: a
+    task started in the second ``make down`` began, which the check of titled task processes alone missed).
+    """
     signalled: set[int] = set()
-    while time.monotonic() < until:
-        fresh = [p for p in _task_pids(sid) if p not in signalled]
+    settled_since: float | None = None
+    while (now := time.monotonic()) < until:
+        tasks, busy = _task_pids(sid)
+        fresh = [p for p in tasks if p not in signalled]
         _signal_all(fresh, signal.SIGTERM)
         signalled.update(fresh)
-        if not fresh and not _alive(list(signalled)):
+        if tasks or busy or _alive(list(signalled)):
+            settled_since = None
+        elif settled_since is None:
+            settled_since = now
+        elif now - settled_since >= TASKS_SETTLED_S:
             return
         time.sleep(0.1)
 

@@ -83,3 +83,52 @@ def test_by_default_a_database_on_the_stacks_postgresql_server(tmp_path, monkeyp
         connection.close()
     finally:
         assert server is not None and server.stop()
+
+
+# A LocalExecutor worker as Airflow titles it while it supervises a task, whose task process was forked and
+# has not titled itself yet (its task instance is already "running": the supervisor reported the start).
+_BUSY_WORKER = """
+import os, signal, sys, time
+from setproctitle import setproctitle
+setproctitle("airflow worker -- LocalExecutor: hbrep_ship/peer.ship" if sys.argv[1] == "busy" else
+             "airflow worker -- LocalExecutor: <idle>")
+child = os.fork() if sys.argv[1] == "busy" else 0
+if child:  # the worker: back to idle once its task has ended, as LocalExecutor's _run_worker does
+    os.waitpid(child, 0)
+    setproctitle("airflow worker -- LocalExecutor: <idle>")
+    print("reported", flush=True)
+time.sleep(60)
+"""
+
+
+def _titled(sid: int) -> list[int]:
+    from replication.devstack.airflow_stack import session_pids
+
+    return [p for p in session_pids(sid) if Path(f"/proc/{p}/cmdline").read_bytes().startswith(b"airflow worker")]
+
+
+@pytest.mark.parametrize("kind", ["busy", "idle"])
+def test_end_tasks_stops_a_task_whose_process_has_not_titled_itself_yet(kind):
+    import sys
+    import time
+
+    from replication.devstack.airflow_stack import _end_tasks, _task_pids
+
+    worker = subprocess.Popen([sys.executable, "-c", _BUSY_WORKER, kind], start_new_session=True,
+                              stdout=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 10
+        wanted = 2 if kind == "busy" else 1  # the worker titled (and its task forked)
+        while len(titled := _titled(worker.pid)) < wanted and time.monotonic() < deadline:
+            time.sleep(0.05)
+        tasks, busy = _task_pids(worker.pid)
+        if kind == "idle":  # an idle worker runs no task: nothing to stop
+            assert (tasks, busy) == ([], []), titled
+            return
+        assert busy == [worker.pid] and len(tasks) == 1 and tasks[0] != worker.pid, titled
+        _end_tasks(worker.pid, time.monotonic() + 10)
+        assert _task_pids(worker.pid) == ([], [])  # the task was stopped and the worker went idle
+        assert worker.stdout.readline().strip() == "reported"
+    finally:
+        worker.kill()
+        worker.wait()
