@@ -6,7 +6,7 @@ Scheduled on the ``hbrep-queued-edits`` asset OR the cron (``AssetOrTimeSchedule
 recorded position, a rolled WAL, a recovered queue) while its ship lease is free, so an idle cluster's
 first write starts a run within seconds instead of at the next minute. A run already active holds the
 lease and ships the edits itself; the cron covers whatever an event missed. The asset is used only with
-``HBREP_SHIP_ON_EDITS=true`` (off by default for now); otherwise the cron alone.
+``HBREP_SHIP_ON_EDITS`` is true (the default); ``false`` keeps the cron alone.
 
 Wiring only. Each peer is one mapped branch (visible and retriable on its own); a branch with nothing
 to ship is skipped before any Spark job starts; a lag check ends every run and a deadline alert fires

@@ -10,8 +10,8 @@ imported (DAG files are parsed without it), and the site file is read once per p
 - ``hbrep.spark.mode`` (default ``submit``): ``connect`` ships on a Spark Connect server;
 - ``HBREP_SPARK_CONNECT_CONN_ID`` (default ``hbrep_spark_connect``): that server's ``spark_connect`` connection;
 - ``HBREP_SHIP_SCHEDULE`` (default ``* * * * *``): the ship DAG's schedule;
-- ``HBREP_SHIP_ON_EDITS`` (default ``false`` for now): ``true`` makes the ship DAG also start when new edits
-  are queued while no run is active (an asset watcher in the triggerer); ``false`` keeps the cron alone;
+- ``HBREP_SHIP_ON_EDITS`` (default ``true``): the ship DAG also starts when new edits are queued while no run
+  is active (an asset watcher in the triggerer); ``false`` keeps the cron alone;
 - ``HBREP_ZK_POOL`` (default ``zookeeper``): the pool every ZooKeeper-touching task runs in;
 - ``hbrep.lag.alert.ms``: the lag alert threshold;
 - ``hbase.master.cleaner.interval``: how often the log cleaner runs (HMaster's LogCleaner chore period);
@@ -82,13 +82,13 @@ def ship_schedule() -> str:
 
 
 def ship_on_edits() -> bool:
-    """``HBREP_SHIP_ON_EDITS`` (``true``/``false``, also ``1``/``0``, ``yes``/``no``), else false; any other value
+    """``HBREP_SHIP_ON_EDITS`` (``true``/``false``, also ``1``/``0``, ``yes``/``no``), else true; any other value
     raises, naming it.
 
-    Off by default until the whole suite (the demo, ``make up``, the scheduler and distributed-stack tests)
-    has run with event-started ship runs beside the cron; tests/scheduler/test_failover_events.py turns it on.
+    On by default (event-started ship runs beside the cron, as in HBase where a source ships as soon as its
+    WAL reader sees an edit); the tests of scheduled ship runs alone set ``false``.
     """
-    raw = os.environ.get("HBREP_SHIP_ON_EDITS", "false").strip().lower()
+    raw = os.environ.get("HBREP_SHIP_ON_EDITS", "true").strip().lower()
     if raw not in ("true", "1", "yes", "false", "0", "no"):
         raise ValueError(f"HBREP_SHIP_ON_EDITS must be true or false, not {raw!r}")
     return raw in ("true", "1", "yes")

@@ -55,7 +55,8 @@ def test_dag_files_do_not_import_the_library_at_parse_time():
 def test_ship_dag_wiring(dagbag):
     dag = dagbag.dags["hbrep_ship"]
     assert dag.max_active_runs == 1 and dag.catchup is False  # submit mode: one run at a time
-    assert dag.timetable.expression == "* * * * *"  # HBREP_SHIP_ON_EDITS is off by default
+    assert type(dag.timetable).__name__ == "AssetOrTimeSchedule"  # HBREP_SHIP_ON_EDITS is on by default
+    assert dag.timetable.timetable.expression == "* * * * *"
     tasks = {t.task_id: t for t in dag.tasks}
     assert {"peers", "peer.snapshot", "peer.ship", "peer.commit", "peer.release", "lag_alert"} <= set(tasks)
     assert tasks["peer.ship"].task_type == "SparkSubmitOperator"
@@ -124,12 +125,13 @@ def test_seed_dag_maps_one_copy_task_per_chunk(dagbag):
     assert tasks["copy"].upstream_task_ids == {"start"} and tasks["catch_up"].trigger_rule == "none_failed"
 
 
-def test_ship_dag_on_queued_edits_when_turned_on(monkeypatch):
-    """``HBREP_SHIP_ON_EDITS=true``: the queued edits' asset (EditsQueuedTrigger in the triggerer) OR the cron."""
+def test_ship_dag_on_queued_edits_unless_turned_off(monkeypatch):
+    """By default the queued edits' asset (EditsQueuedTrigger in the triggerer) OR the cron;
+    ``HBREP_SHIP_ON_EDITS=false``: the cron alone."""
     import airflow_env
     from airflow.dag_processing.dagbag import DagBag
 
-    monkeypatch.setenv("HBREP_SHIP_ON_EDITS", "true")
+    monkeypatch.delenv("HBREP_SHIP_ON_EDITS", raising=False)
     dag = DagBag(dag_folder=str(airflow_env.DAGS / "hbrep_ship.py"), safe_mode=False).dags["hbrep_ship"]
     assert type(dag.timetable).__name__ == "AssetOrTimeSchedule"
     assert dag.timetable.timetable.expression == "* * * * *"
@@ -137,3 +139,6 @@ def test_ship_dag_on_queued_edits_when_turned_on(monkeypatch):
     (watcher,) = asset.watchers
     assert type(watcher.trigger).__name__ == "EditsQueuedTrigger"
     assert watcher.trigger.serialize()[1] == {"zookeeper_conn_id": "hbrep_source", "poll_interval_s": 1.0}
+    monkeypatch.setenv("HBREP_SHIP_ON_EDITS", "false")
+    dag = DagBag(dag_folder=str(airflow_env.DAGS / "hbrep_ship.py"), safe_mode=False).dags["hbrep_ship"]
+    assert dag.timetable.expression == "* * * * *"

@@ -84,10 +84,12 @@ def test_dag_settings_take_the_library_defaults(monkeypatch):
     assert dag_settings.lag_alert_ms() == Config.load().get_int("hbrep.lag.alert.ms") == 1234
 
 
-def test_ship_on_edits_is_off_unless_turned_on_and_a_bad_value_is_named(monkeypatch):
+def test_ship_on_edits_is_on_unless_turned_off_and_a_bad_value_is_named(monkeypatch):
     from hbrep_airflow import dag_settings
 
     monkeypatch.delenv("HBREP_SHIP_ON_EDITS", raising=False)
+    assert dag_settings.ship_on_edits() is True
+    monkeypatch.setenv("HBREP_SHIP_ON_EDITS", "no")
     assert dag_settings.ship_on_edits() is False
     monkeypatch.setenv("HBREP_SHIP_ON_EDITS", "yes")
     assert dag_settings.ship_on_edits() is True
