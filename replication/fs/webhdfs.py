@@ -48,8 +48,17 @@ ENV_USER = "HBREP_WEBHDFS_USER"
 ENV_AUTH = "HBREP_WEBHDFS_AUTH"
 DEFAULT_HTTP_PORT = 9870
 DEFAULT_HTTPS_PORT = 9871
-# HDFS answers these while a previous APPEND's lease or block recovery is still settling.
-_RETRIABLE_APPEND = ("AlreadyBeingCreatedException", "RecoveryInProgressException", "RetriableException")
+# HDFS answers these while a previous APPEND's lease or block recovery is still settling. The last two come
+# from the NameNode's redirect of an APPEND (NamenodeWebHdfsMethods.chooseDatanode -> bestNode) when no live
+# DataNode is listed yet for the file's last block, before any byte is sent: seen on the dev stack's one
+# DataNode for the second APPEND of a WAL just created (make bench ONLY=failover_events at e47f8dc).
+_RETRIABLE_APPEND = (
+    "AlreadyBeingCreatedException",
+    "RecoveryInProgressException",
+    "RetriableException",
+    "No active nodes contain this block",
+    "No nodes contain this block",
+)
 
 T = TypeVar("T")
 
