@@ -380,7 +380,7 @@ def _end_tasks(sid: int, until: float) -> None:
 
     The settle time covers a worker that has just taken a task off its queue and not yet retitled itself
     (tests/devstack/test_stack_restart.py failed in CI at 124ffe4 with a task instance left ``running``: a
-    task started in the second ``make down`` began, which the check of titled task processes alone missed).
+    task that started as the third ``make down`` began, which the check of titled task processes alone missed).
     """
     signalled: set[int] = set()
     settled_since: float | None = None

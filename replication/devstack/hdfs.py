@@ -293,7 +293,7 @@ class HdfsCluster:
             # DataNode's DFSClient closes the file of each WebHDFS APPEND before answering, and those settings
             # cut a probe's median sync with 4 writers from 422 ms to 72 ms). With them (c9f9408), make bench
             # ONLY=failover_events failed twice in two runs on the distributed stack: a new WAL's second APPEND
-            # got "No active nodes contain this block" through every retry. Without them it passed (13918c7).
+            # got "No active nodes contain this block" through every retry. Without them it passed (13918c7, 07a6889).
             "dfs.datanode.du.reserved": "0",
             "dfs.namenode.resource.du.reserved": str(64 * 1024 * 1024),
             "dfs.datanode.handler.count": "3",
