@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from interop.helpers import copy_wals
 from source_helpers import VERSIONS, cells, lines_for, mutate, run_cli
 
 from replication.fs import LocalFileSystem
@@ -29,45 +30,6 @@ TABLES = ("src", "other", "by_walplayer", "by_hbrep", "range_walplayer", "range_
 
 def now_ms() -> int:
     return int(time.time() * 1000)
-
-
-def copy_wals(rootdir: Path, into: Path) -> Path:
-    """A copy of every file under WALs/ and oldWALs/ (HBase may archive a WAL while the replays read it), once
-    every WAL a roll created has its header. A WAL archived between the listing of WALs/ and its copy is copied
-    from oldWALs/, listed after it: a roll's old WAL moves there a few milliseconds after the roll (found when
-    the roll came from a served AdminTool JVM, at once, rather than after a JVM's start)."""
-    wait_for_headers(rootdir / "WALs")
-    for sub in ("WALs", "oldWALs"):
-        for wal in sorted(p for p in (rootdir / sub).rglob("*") if p.is_file()):
-            target = into / wal.relative_to(rootdir)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                data = wal.read_bytes()
-            except FileNotFoundError:
-                continue
-            target.write_bytes(data)
-    return into
-
-
-def wait_for_headers(wals: Path, timeout_s: float = 30.0) -> None:
-    """Wait until no file under ``wals`` is empty. Admin's roll can return while the meta region's new WAL
-    has no header yet (seen in CI: a 0-byte ``.meta`` WAL, on which WALPlayer's reader fails with an
-    EOFException in readHeader, while hbrep reads it as a WAL with nothing yet)."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        empty = [p.name for p in wals.rglob("*") if _size(p) == 0]
-        if not empty:
-            return
-        assert time.monotonic() < deadline, f"WALs still without a header after {timeout_s}s: {empty}"
-        time.sleep(0.1)
-
-
-def _size(path: Path) -> int | None:
-    """The size of a file, or None for a directory or a file gone (archived) since its listing."""
-    try:
-        return path.stat().st_size if path.is_file() else None
-    except FileNotFoundError:
-        return None
 
 
 def wal_player(hbase, wals: Path, source: str, target: str, *times: str) -> dict[str, int]:
@@ -130,7 +92,8 @@ def replays(source_hbase, hbrep_cluster, spark, tmp_path_factory) -> dict:
     time.sleep(0.05)
     mutate(hbase, "src", lines_for("after", 12))  # written after `end`: the range's WAL stops before them
     hbase.admin("roll")
-    wals = copy_wals(hbase.rootdir, tmp_path_factory.mktemp("wal-copies"))
+    wals = tmp_path_factory.mktemp("wal-copies")
+    copy_wals(hbase.rootdir, wals, headers_within_s=30)
     times = (f"-Dwal.start.time={start}", f"-Dwal.end.time={end}")
     print(f"tables and WALs written in {time.monotonic() - started:.1f}s")
     return {

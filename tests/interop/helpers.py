@@ -144,21 +144,46 @@ def all_wals(rootdir: Path) -> list[Path]:
     return sorted(p for sub in ("WALs", "oldWALs") for p in (rootdir / sub).rglob("*") if p.is_file())
 
 
-def copy_wals(rootdir: Path, into: Path) -> list[Path]:
+def copy_wals(rootdir: Path, into: Path, *, headers_within_s: float | None = None) -> list[Path]:
     """A copy of every WAL under WALs/ and oldWALs/, so HBase archiving or splitting a file meanwhile
     cannot pull it away between the readers. A WAL still being written is copied up to wherever its
-    writer was, possibly inside an entry: every reader then gets the same bytes. A file that moved
-    away before its copy is left out (its new place is copied if the listing saw it there)."""
+    writer was, possibly inside an entry: every reader then gets the same bytes. oldWALs/ is listed after
+    WALs/ is copied, so a WAL archived between its listing and its copy (a roll's old WAL moves there a few
+    milliseconds after the roll) is copied from there; a file gone from both is left out.
+
+    ``headers_within_s``: first wait, that long at most, until no WAL under WALs/ is empty. Admin's roll can
+    return while the meta region's new WAL has no header yet (seen in CI: a 0-byte ``.meta`` WAL, on which
+    HBase's WALPlayer fails with an EOFException in readHeader; hbrep reads it as a WAL with nothing yet).
+    """
+    if headers_within_s is not None:
+        wait_for_headers(rootdir / "WALs", headers_within_s)
     copies = []
-    for wal in all_wals(rootdir):
-        target = into / wal.relative_to(rootdir)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            shutil.copyfile(wal, target)
-        except FileNotFoundError:
-            continue
-        copies.append(target)
+    for sub in ("WALs", "oldWALs"):
+        for wal in sorted(p for p in (rootdir / sub).rglob("*") if p.is_file()):
+            target = into / wal.relative_to(rootdir)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                shutil.copyfile(wal, target)
+            except FileNotFoundError:
+                continue
+            copies.append(target)
     return copies
+
+
+def wait_for_headers(wals: Path, timeout_s: float) -> None:
+    """Wait until no file under ``wals`` is empty; the test fails naming them after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while empty := [p.name for p in wals.rglob("*") if _size(p) == 0]:
+        assert time.monotonic() < deadline, f"WALs still without a header after {timeout_s}s: {empty}"
+        time.sleep(0.1)
+
+
+def _size(path: Path) -> int | None:
+    """The size of a file, or None for a directory or a file gone (archived) since its listing."""
+    try:
+        return path.stat().st_size if path.is_file() else None
+    except FileNotFoundError:
+        return None
 
 
 def hbrep(*args: str, cluster: str) -> str:
