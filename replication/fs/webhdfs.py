@@ -51,7 +51,9 @@ DEFAULT_HTTPS_PORT = 9871
 # HDFS answers these while a previous APPEND's lease or block recovery is still settling. The last two come
 # from the NameNode's redirect of an APPEND (NamenodeWebHdfsMethods.chooseDatanode -> bestNode) when no live
 # DataNode is listed yet for the file's last block, before any byte is sent: seen on the dev stack's one
-# DataNode for the second APPEND of a WAL just created (make bench ONLY=failover_events at e47f8dc).
+# DataNode for the second APPEND of a WAL just created (make bench ONLY=failover_events at e47f8dc). In the
+# re-run at ccfdcfe the retries did not clear it (it lasted past all 8); kept because a refusal before any
+# byte is safe to retry (see replication/devstack/hdfs.py for the settings that went with it).
 _RETRIABLE_APPEND = (
     "AlreadyBeingCreatedException",
     "RecoveryInProgressException",

@@ -139,9 +139,9 @@ def cells_of_hbrep(entry: dict[str, Any]) -> list[tuple]:
     return [(c["row"], c["family"], c["qualifier"], c["timestamp"], c["type_name"], c["value"]) for c in entry["cells"]]
 
 
-def all_wals(rootdir: Path) -> list[Path]:
-    """Every WAL file under WALs/ and oldWALs/ (meta WALs included)."""
-    return sorted(p for sub in ("WALs", "oldWALs") for p in (rootdir / sub).rglob("*") if p.is_file())
+def all_wals(rootdir: Path, subdirs: tuple[str, ...] = ("WALs", "oldWALs")) -> list[Path]:
+    """Every WAL file under ``subdirs`` of ``rootdir`` (default WALs/ and oldWALs/; meta WALs included)."""
+    return sorted(p for sub in subdirs for p in (rootdir / sub).rglob("*") if p.is_file())
 
 
 def copy_wals(rootdir: Path, into: Path, *, headers_within_s: float | None = None) -> list[Path]:
@@ -159,7 +159,7 @@ def copy_wals(rootdir: Path, into: Path, *, headers_within_s: float | None = Non
         wait_for_headers(rootdir / "WALs", headers_within_s)
     copies = []
     for sub in ("WALs", "oldWALs"):
-        for wal in sorted(p for p in (rootdir / sub).rglob("*") if p.is_file()):
+        for wal in all_wals(rootdir, (sub,)):
             target = into / wal.relative_to(rootdir)
             target.parent.mkdir(parents=True, exist_ok=True)
             try:
