@@ -55,15 +55,22 @@ def _hbase_default_xml() -> dict[str, str]:
     return {p.findtext("name").strip(): (p.findtext("value") or "").strip() for p in root.iter("property")}
 
 
-def _constants(class_name: str) -> dict[str, str]:
-    done = subprocess.run(["javap", "-p", "-constants", "-cp", interop_classpath(), class_name],
+def _constants(class_names: list[str]) -> dict[str, dict[str, str]]:
+    """The static final constants of each class (name -> value as javap prints it), read by one javap run (a
+    JVM start each took about 5 s)."""
+    done = subprocess.run(["javap", "-p", "-constants", "-cp", interop_classpath(), *class_names],
                           capture_output=True, text=True, check=True)  # fmt: skip
-    found = {}
-    for match in re.finditer(r"static final \S+ (\w+) = (.*);", done.stdout):
-        value = match.group(2)
-        value = value[1:-1] if value.startswith('"') else re.sub(r"(?<=\d)[lfd]$", "", value)
-        found[match.group(1)] = value
-    return found
+    listings = re.split(r"^Compiled from .*$", done.stdout, flags=re.MULTILINE)[1:]  # one per class, in order
+    assert len(listings) == len(class_names), done.stdout[:2000]
+    constants: dict[str, dict[str, str]] = {}
+    for class_name, listing in zip(class_names, listings, strict=True):
+        assert f" {class_name}" in listing.split("{", 1)[0], (class_name, listing[:300])
+        found = constants.setdefault(class_name, {})
+        for match in re.finditer(r"static final \S+ (\w+) = (.*);", listing):
+            value = match.group(2)
+            value = value[1:-1] if value.startswith('"') else re.sub(r"(?<=\d)[lfd]$", "", value)
+            found[match.group(1)] = value
+    return constants
 
 
 def _same(ours: str, theirs: str) -> bool:
@@ -75,7 +82,7 @@ def _same(ours: str, theirs: str) -> bool:
 
 def test_every_shared_key_has_hbases_default():
     xml = _hbase_default_xml()
-    constants: dict[str, dict[str, str]] = {}
+    constants = _constants(sorted({f"org.apache.hadoop.hbase.{name}" for name, _field in CODE_DEFAULTS.values()}))
     compared, differing = [], []
     for key, ours in DEFAULTS.items():
         if key.startswith("hbrep."):
@@ -84,8 +91,7 @@ def test_every_shared_key_has_hbases_default():
             theirs = xml[key]
         elif key in CODE_DEFAULTS:
             class_name, field = CODE_DEFAULTS[key]
-            class_name = f"org.apache.hadoop.hbase.{class_name}"
-            theirs = constants.setdefault(class_name, _constants(class_name))[field]
+            theirs = constants[f"org.apache.hadoop.hbase.{class_name}"][field]
         else:
             continue  # an inline literal in HBase's code (spec §9 names the class)
         compared.append(key)
