@@ -214,7 +214,10 @@ def spark_connect(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
 #   Spark) never start at once on a 2-core machine;
 # - tests/native/ is one group: two real HBase clusters and an Airflow stack, started once for its module;
 # - the reliability suite is one group, so the worker that runs it sees every scenario and may rewrite
-#   RELIABILITY.md (tests/reliability/conftest.py).
+#   RELIABILITY.md (tests/reliability/conftest.py);
+# - the dev stack's whole-stack modules (make up/down, make demo, the distributed stack) are one group, so no
+#   two of them run at once: in a fresh-clone run at e47f8dc test_stack_restart took 445 s beside
+#   test_dist_stack, 185 s alone.
 # The long groups go first, so none starts last while the other worker idles.
 # (xdist's own --dist loadgroup cannot do this under pytest 9: it renames tests through Node._nodeid,
 # which pytest 9 no longer reads, so its groups are silently ignored.)
@@ -225,11 +228,15 @@ GROUPED_FOLDERS = {
     "tests/secure/": "secure",  # the Kerberized stacks (KDC, SASL ZooKeeper): one worker, one stack per module
     "tests/hbase_source/": "hbase-source",  # a real HBase source's own features (issue 48), its own HBase
     "tests/native/": "native",
+    "tests/devstack/test_dist_stack.py": "whole-stacks",
+    "tests/devstack/test_stack_restart.py": "whole-stacks",
+    "tests/devstack/test_demo.py": "whole-stacks",
 }
 
 
 def xdist_group_of(nodeid: str) -> str:
-    """The group a test runs in: its folder's (GROUPED_FOLDERS), else its module's path."""
+    """The group a test runs in: that of the first GROUPED_FOLDERS prefix (a folder or a module) its path
+    starts with, else its module's path."""
     module = nodeid.split("::", 1)[0]
     return next((group for folder, group in GROUPED_FOLDERS.items() if module.startswith(folder)), module)
 
