@@ -208,6 +208,12 @@ def admin_password(home: Path) -> str:
 # at once rather than half running. SIGHUP is the shell's parent-death signal (a test or the demo launched
 # it, see launch_standalone): it stops the whole session, SIGTERM then SIGKILL; the migration runs in the
 # background so that the trap runs at once, not when it ends.
+# With ``AIRFLOW__CORE__SECURITY=kerberos`` in the environment, Airflow's own ticket renewer (``airflow
+# kerberos``: kinit from ``[kerberos] keytab`` as ``[kerberos] principal`` into ``[kerberos] ccache`` every
+# ``reinit_frequency`` seconds) runs beside them, once before them (a failed login stops the session there):
+# every Airflow process of that configuration
+# sets ``KRB5CCNAME`` to that cache (airflow/__main__.py), so hbrep's tasks and triggers with
+# ``hbase.security.authentication=kerberos`` and no keytab of their own use the renewed tickets.
 _COMPONENTS = """set -e
 trap 'trap "" TERM HUP; kill -TERM 0; sleep 10; kill -KILL 0' HUP
 supervise() {
@@ -227,7 +233,12 @@ supervise() {
 }
 "$AIRFLOW" db migrate &
 wait $!
+if [ "${AIRFLOW__CORE__SECURITY:-}" = kerberos ]; then
+  "$AIRFLOW" kerberos --one-time &
+  wait $!
+fi
 set +e
+if [ "${AIRFLOW__CORE__SECURITY:-}" = kerberos ]; then supervise kerberos & fi
 supervise scheduler --skip-serve-logs &
 supervise triggerer --skip-serve-logs &
 supervise dag-processor &

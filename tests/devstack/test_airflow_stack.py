@@ -132,3 +132,68 @@ def test_end_tasks_stops_a_task_whose_process_has_not_titled_itself_yet(kind):
     finally:
         worker.kill()
         worker.wait()
+
+
+# A stand-in for the ``airflow`` executable in the components' script (the script is under test here, not
+# Airflow: tests/secure/test_ticket_lifetimes.py runs Airflow's real renewer): it records each command line,
+# lets ``db migrate`` and ``kerberos --one-time`` end with KERBEROS_LOGIN_CODE (default 0) for the latter, and
+# runs the long-lived components until the session is stopped.
+_STAND_IN = """#!/bin/bash
+echo "$*" >> "$CALLS"
+case "$*" in
+  "db migrate") exit 0 ;;
+  "kerberos --one-time") exit "${KERBEROS_LOGIN_CODE:-0}" ;;
+  *) exec sleep 60 ;;
+esac
+"""
+
+
+def _run_components(tmp_path: Path, **env: str) -> tuple[int | None, list[str]]:
+    """Run the stack's components script with the stand-in for a few seconds; (its exit code if it ended,
+    the command lines it ran in order)."""
+    import contextlib
+    import os
+    import signal
+    import time
+
+    from replication.devstack.airflow_stack import _COMPONENTS
+
+    stand_in = tmp_path / "airflow"
+    stand_in.write_text(_STAND_IN)
+    stand_in.chmod(0o755)
+    calls = tmp_path / "calls"
+    full_env = {"PATH": os.environ["PATH"], "AIRFLOW": str(stand_in), "CALLS": str(calls),
+                "AIRFLOW__API__PORT": "1", **env}  # fmt: skip
+    script = subprocess.Popen(["bash", "-c", _COMPONENTS], env=full_env, start_new_session=True,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 10
+        while script.poll() is None and time.monotonic() < deadline:
+            if calls.exists() and len(calls.read_text().splitlines()) >= 5 + ("kerberos" in str(env)):
+                break
+            time.sleep(0.05)
+        time.sleep(0.3)  # nothing else starts after those
+        return script.poll(), calls.read_text().splitlines() if calls.exists() else []
+    finally:
+        with contextlib.suppress(ProcessLookupError):  # gone when the script ended by itself
+            os.killpg(script.pid, signal.SIGKILL)
+        script.wait()
+
+
+def test_with_kerberos_security_airflows_renewer_logs_in_first_then_runs_beside_the_components(tmp_path):
+    code, calls = _run_components(tmp_path, AIRFLOW__CORE__SECURITY="kerberos")
+    assert code is None  # still running
+    assert calls[:2] == ["db migrate", "kerberos --one-time"]
+    assert sorted(calls[2:]) == sorted(["kerberos", "scheduler --skip-serve-logs", "triggerer --skip-serve-logs",
+                                        "dag-processor", "api-server --host 127.0.0.1 --port 1"])  # fmt: skip
+
+
+def test_a_failed_kerberos_login_stops_the_stack_before_any_component_starts(tmp_path):
+    code, calls = _run_components(tmp_path, AIRFLOW__CORE__SECURITY="kerberos", KERBEROS_LOGIN_CODE="3")
+    assert code == 3 and calls == ["db migrate", "kerberos --one-time"]
+
+
+def test_without_kerberos_security_no_renewer_runs(tmp_path):
+    code, calls = _run_components(tmp_path)
+    assert code is None and calls[0] == "db migrate" and not [c for c in calls if c.startswith("kerberos")]
+    assert len(calls) == 5
