@@ -16,6 +16,7 @@ import ast
 from pathlib import Path
 
 import pytest
+from python_source import parse_python
 
 from replication.config import DEFAULTS, HBASE_ONLY_KEYS
 
@@ -316,7 +317,7 @@ def _test_function(node_id: str) -> tuple[str, str]:
     """(the test function's source, its module's source) of ``path::name``."""
     path, name = node_id.split("::")
     source = (REPO / path).read_text(encoding="utf-8")
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(parse_python(source)):
         if isinstance(node, ast.FunctionDef) and node.name == name:
             return ast.get_source_segment(source, node) or "", source
     raise AssertionError(f"{node_id}: no such test")

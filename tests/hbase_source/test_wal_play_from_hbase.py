@@ -45,10 +45,20 @@ def wal_player(hbase, wals: Path, source: str, target: str, *times: str) -> dict
     started = time.monotonic()
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     print(f"WALPlayer {' '.join(args)}: {time.monotonic() - started:.1f}s")
-    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.returncode == 0, _why(done.stderr)
     counters = {name: int(value) for name, value in COUNTER.findall(done.stderr)}
     assert "WALEDITS" in counters, done.stderr[-3000:]
     return counters
+
+
+def _why(stderr: str) -> str:
+    """A failed job's exceptions (each first line, with the first stack's top frames) and its output's tail:
+    the tail alone ended inside the stack of a failed map task (a fresh-clone run at 6995314)."""
+    lines = stderr.splitlines()
+    first = next((i for i, line in enumerate(lines) if "Exception" in line or "Error:" in line), None)
+    causes = [line for line in lines if re.search(r"(Exception|Error)(:|$)", line) and not line.startswith("\tat ")]
+    head = lines[first : first + 15] if first is not None else []
+    return "\n".join(["exceptions:", *dict.fromkeys(causes[:20]), "first:", *head, "tail:", stderr[-2000:]])
 
 
 def hbrep(*args: str, cluster: str, check: bool = True) -> subprocess.CompletedProcess:

@@ -27,6 +27,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from python_source import parse_python
+
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "replication"
 ZK_ROOM = PACKAGE / "zk"
@@ -99,7 +101,7 @@ def _zk_bound_names(tree: ast.AST) -> set[str]:
 
 def znode_writes(source: str, module: str = "<string>") -> list[Violation]:
     """Every use of a kazoo write method on a ZooKeeper client in ``source`` (see the module doc)."""
-    tree = ast.parse(source)
+    tree = parse_python(source)
     bound = _zk_bound_names(tree)
     found = []
     for node in ast.walk(tree):
