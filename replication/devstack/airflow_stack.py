@@ -210,10 +210,10 @@ def admin_password(home: Path) -> str:
 # background so that the trap runs at once, not when it ends.
 # With ``AIRFLOW__CORE__SECURITY=kerberos`` in the environment, Airflow's own ticket renewer (``airflow
 # kerberos``: kinit from ``[kerberos] keytab`` as ``[kerberos] principal`` into ``[kerberos] ccache`` every
-# ``reinit_frequency`` seconds) runs beside them, once before them (a failed login stops the session there):
-# every Airflow process of that configuration
-# sets ``KRB5CCNAME`` to that cache (airflow/__main__.py), so hbrep's tasks and triggers with
-# ``hbase.security.authentication=kerberos`` and no keytab of their own use the renewed tickets.
+# ``reinit_frequency`` seconds) runs once before them (a failed login stops the session there), then beside
+# them. Every Airflow process of that configuration sets ``KRB5CCNAME`` to that cache (airflow/__main__.py),
+# so hbrep's tasks and triggers with ``hbase.security.authentication=kerberos`` and no keytab of their own use
+# the renewed tickets.
 _COMPONENTS = """set -e
 trap 'trap "" TERM HUP; kill -TERM 0; sleep 10; kill -KILL 0' HUP
 supervise() {

@@ -7,7 +7,7 @@ server error fails it.
 
 Under ``make test`` the other pytest-xdist workers keep their cores busy too, so the test adds CPU-bound
 processes for the cores they leave: one with two workers on two cores. (With one per core besides, the
-other worker's tests slowed as much as the demo, and the demo took twice its time alone.)
+demo took 260 s in a fresh-clone run at e47f8dc, against 132 s alone with its two hogs.)
 """
 
 from __future__ import annotations
