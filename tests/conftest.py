@@ -221,7 +221,7 @@ def spark_connect(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
 # The long groups go first, so none starts last while the other worker idles.
 # (xdist's own --dist loadgroup cannot do this under pytest 9: it renames tests through Node._nodeid,
 # which pytest 9 no longer reads, so its groups are silently ignored.)
-GROUPED_FOLDERS = {
+GROUPED_PATHS = {
     "tests/interop/": "real-hbase",
     "tests/scheduler/": "scheduler",
     "tests/reliability/": "reliability",
@@ -235,15 +235,15 @@ GROUPED_FOLDERS = {
 
 
 def xdist_group_of(nodeid: str) -> str:
-    """The group a test runs in: that of the first GROUPED_FOLDERS prefix (a folder or a module) its path
+    """The group a test runs in: that of the first GROUPED_PATHS prefix (a folder or a module) its path
     starts with, else its module's path."""
     module = nodeid.split("::", 1)[0]
-    return next((group for folder, group in GROUPED_FOLDERS.items() if module.startswith(folder)), module)
+    return next((group for prefix, group in GROUPED_PATHS.items() if module.startswith(prefix)), module)
 
 
 def _long_first(item: pytest.Item) -> int:
     group = xdist_group_of(item.nodeid)
-    groups = list(GROUPED_FOLDERS.values())
+    groups = list(GROUPED_PATHS.values())
     return groups.index(group) if group in groups else len(groups)
 
 

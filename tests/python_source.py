@@ -11,10 +11,9 @@ def parse_python(source: str) -> ast.Module:
     the process (CPython gh-106905), and 3.11's traceback formatting parses source lines in whatever thread
     formats one (a Spark or ZooKeeper client thread logging an error). tests/zk/test_only_zk_writes.py failed
     so in a fresh-clone make test at 6995314."""
-    for attempt in range(3):
+    for _ in range(2):
         try:
             return ast.parse(source)
         except SystemError:
-            if attempt == 2:
-                raise
-    raise AssertionError("unreachable")
+            pass
+    return ast.parse(source)

@@ -3,7 +3,7 @@ interop/hbase/pom.xml, started as ``hbrep hbase start`` does) with two region se
 servers), and an embedded hbrep cluster beside it. A test that kills region servers starts them again
 before it ends.
 
-This folder runs as its own xdist group (tests/conftest.py GROUPED_FOLDERS), in parallel with tests/interop.
+This folder runs as its own xdist group (tests/conftest.py GROUPED_PATHS), in parallel with tests/interop.
 A failing test gets the real HBase's log paths and tails in its report.
 """
 

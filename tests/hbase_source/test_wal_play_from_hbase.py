@@ -51,14 +51,17 @@ def wal_player(hbase, wals: Path, source: str, target: str, *times: str) -> dict
     return counters
 
 
+CAUSE = re.compile(r"(Exception|Error)(:|$)")  # a line naming an exception (not a stack frame: see _why)
+
+
 def _why(stderr: str) -> str:
     """A failed job's exceptions (each first line, with the first stack's top frames) and its output's tail:
     the tail alone ended inside the stack of a failed map task (a fresh-clone run at 6995314)."""
     lines = stderr.splitlines()
-    first = next((i for i, line in enumerate(lines) if "Exception" in line or "Error:" in line), None)
-    causes = [line for line in lines if re.search(r"(Exception|Error)(:|$)", line) and not line.startswith("\tat ")]
-    head = lines[first : first + 15] if first is not None else []
-    return "\n".join(["exceptions:", *dict.fromkeys(causes[:20]), "first:", *head, "tail:", stderr[-2000:]])
+    at = [i for i, line in enumerate(lines) if CAUSE.search(line) and not line.startswith("\tat ")]
+    causes = list(dict.fromkeys(lines[i] for i in at))[:20]
+    head = lines[at[0] : at[0] + 15] if at else []
+    return "\n".join(["exceptions:", *causes, "first:", *head, "tail:", stderr[-2000:]])
 
 
 def hbrep(*args: str, cluster: str, check: bool = True) -> subprocess.CompletedProcess:

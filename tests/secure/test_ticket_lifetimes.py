@@ -67,6 +67,7 @@ def test_a_keytab_login_and_airflows_renewer_outlive_the_tickets_and_an_expired_
     key = f"127.0.0.1:{kerberized_zk.zookeeper.port}:/hbase-{uuid.uuid4().hex[:8]}"
     conf = kerberized_zk.conf()
     renewer, as_airflow_task = airflow_renewer
+    renewer_log = tmp_path / "airflow" / "renewer.log"
     cache = tmp_path / "kinit-cache"
     kerberized_zk.kdc.kinit(kerberized_zk.hbrep, cache)  # as a user's `kinit -kt`, with no renewer after it
     by_cache = kerberized_zk.cli_env(hbase_client_kerberos_principal="", hbase_client_keytab_file="")
@@ -81,7 +82,7 @@ def test_a_keytab_login_and_airflows_renewer_outlive_the_tickets_and_an_expired_
     while first_renewal is None or time.monotonic() < max(logged_in, first_renewal) + TICKET_LIFETIME_S + 5:
         if first_renewal is None and renewer_cache.exists():
             first_renewal = time.monotonic()
-        assert first_renewal is not None or renewer.poll() is None, (tmp_path / "airflow" / "renewer.log").read_text()
+        assert first_renewal is not None or renewer.poll() is None, renewer_log.read_text()
         time.sleep(0.5)
 
     refused = hbrep("--cluster", key, "add_peer", "2", "zk9:2181:/hbase-c", env=by_cache)
@@ -92,9 +93,9 @@ def test_a_keytab_login_and_airflows_renewer_outlive_the_tickets_and_an_expired_
     with connected(key, **zk_options(conf)) as zk:  # same process, same in-memory cache: tickets renewed
         assert zk.get_children(f"{key.rsplit(':', 1)[1]}/replication/peers") == ["1"]
     # the cache Airflow's renewer keeps: its first tickets have run out too, its latest have not
-    renewer_log = (tmp_path / "airflow" / "renewer.log").read_text()
-    assert renewer.poll() is None, renewer_log[-3000:]
-    assert renewer_log.count("Re-initialising kerberos from keytab") >= 3, renewer_log[-3000:]  # one-time, each 20 s
+    logged = renewer_log.read_text()
+    assert renewer.poll() is None, logged[-3000:]
+    assert logged.count("Re-initialising kerberos from keytab") >= 3, logged[-3000:]  # one-time, then each 20 s
     added = hbrep("--cluster", key, "add_peer", "3", "zk9:2181:/hbase-d", env=as_airflow_task)
     assert added.returncode == 0, added.stderr
     with connected(key, **zk_options(conf)) as zk:
