@@ -51,9 +51,8 @@ DEFAULT_HTTPS_PORT = 9871
 # HDFS answers these while a previous APPEND's lease or block recovery is still settling. The last two come
 # from the NameNode's redirect of an APPEND (NamenodeWebHdfsMethods.chooseDatanode -> bestNode) when no live
 # DataNode is listed yet for the file's last block, before any byte is sent: seen on the dev stack's one
-# DataNode for the second APPEND of a WAL just created (make bench ONLY=failover_events at e47f8dc). In the
-# re-run at ccfdcfe the retries did not clear it (it lasted past all 8); kept because a refusal before any
-# byte is safe to retry (see replication/devstack/hdfs.py for the settings that went with it).
+# DataNode for the second APPEND of a WAL just created (make bench ONLY=failover_events at e47f8dc). All of
+# them are refusals before any byte is sent, so they are safe to send again.
 _RETRIABLE_APPEND = (
     "AlreadyBeingCreatedException",
     "RecoveryInProgressException",
@@ -61,6 +60,12 @@ _RETRIABLE_APPEND = (
     "No active nodes contain this block",
     "No nodes contain this block",
 )
+# How long an APPEND refused so is sent again. An APPEND whose close failed on the DataNode (its DFSClient
+# ran out of completeFile retries) leaves the file's lease with that dead client: every later APPEND gets
+# AlreadyBeingCreatedException until the NameNode's lease soft limit (60 s, HdfsServerConstants) has passed,
+# then RecoveryInProgressException until the block recovery it starts is over. Seen at 13918c7 (make bench
+# ONLY=dist_vs_one_host): 3.5 s of retries were not enough and the WAL sync failed.
+APPEND_REFUSED_RETRY_S = 90.0
 
 T = TypeVar("T")
 
@@ -239,13 +244,18 @@ class WebHdfsFileSystem:
         return _WebHdfsOutput(self, path)  # type: ignore[return-value]
 
     def _append(self, path: str, data: bytes) -> None:
+        """One APPEND of ``data``, sent again while HDFS refuses it before any byte (``_RETRIABLE_APPEND``),
+        for up to ``APPEND_REFUSED_RETRY_S``. Any other failure is raised: whether its bytes landed is not
+        known (see ``_WebHdfsOutput.flush``)."""
+        deadline = time.monotonic() + APPEND_REFUSED_RETRY_S
         delay = 0.05
-        for attempt in range(8):
+        while True:
             try:
                 self._call("append", path, lambda: self.client.write(path, data=data, append=True))
                 return
             except FileSystemError as exc:
-                if attempt == 7 or not any(kind in str(exc) for kind in _RETRIABLE_APPEND):
+                refused = any(kind in str(exc) for kind in _RETRIABLE_APPEND)
+                if not refused or time.monotonic() + delay > deadline:
                     raise
             time.sleep(delay)
             delay = min(delay * 2, 1.0)
@@ -406,13 +416,22 @@ class _WebHdfsInput(io.RawIOBase):
 
 
 class _WebHdfsOutput(io.RawIOBase):
-    """Buffers writes; ``flush`` APPENDs the buffered bytes (nothing is sent when there are none)."""
+    """Buffers writes; ``flush`` APPENDs the buffered bytes (nothing is sent when there are none).
+
+    An APPEND that failed may still have written its bytes: the DataNode closes the file after the
+    bytes are in the pipeline, and that close can fail (a lease or completeFile error reported after the
+    write). Sending them again would write them twice. So after such a failure the next ``flush`` first
+    asks how long the file is (``readable_length``): if the failed APPEND's bytes are there, they are not
+    sent again; if none are, they are; a part of them is a FileSystemError (the file's end is then not a
+    whole write, and the writer must move to a new file)."""
 
     def __init__(self, fs: WebHdfsFileSystem, path: str) -> None:
         super().__init__()
         self._fs = fs
         self.name = path
         self._pending = bytearray()
+        self._written = 0  # bytes of this stream known to be in the file
+        self._unsure = 0  # bytes of a failed APPEND that may be in the file (0: none)
 
     def writable(self) -> bool:
         return True
@@ -427,9 +446,31 @@ class _WebHdfsOutput(io.RawIOBase):
     def flush(self) -> None:
         if self.closed or not self._pending:
             return
+        if self._unsure:
+            self._settle_failed_append()
+            if not self._pending:
+                return
         data = bytes(self._pending)
-        self._fs._append(self.name, data)
+        try:
+            self._fs._append(self.name, data)
+        except FileSystemError as exc:
+            if not any(kind in str(exc) for kind in _RETRIABLE_APPEND):
+                self._unsure = len(data)
+            raise
         del self._pending[: len(data)]
+        self._written += len(data)
+
+    def _settle_failed_append(self) -> None:
+        """Drop from the buffer what a failed APPEND did write (see the class docstring)."""
+        landed = self._fs.readable_length(self.name) - self._written
+        if landed not in (0, self._unsure):
+            raise FileSystemError(
+                f"WebHDFS append to {self.name}: a failed APPEND of {self._unsure} bytes left {landed} of them "
+                "in the file; its end is not a whole write"
+            )
+        del self._pending[:landed]
+        self._written += landed
+        self._unsure = 0
 
     def close(self) -> None:
         if not self.closed:

@@ -171,3 +171,80 @@ def test_namenode_json_shapes_the_backend_relies_on(hdfs_cluster, hdfs_home):
     assert missing.json()["RemoteException"]["exception"] == "FileNotFoundException"
     renamed = requests.put(base + "/nope", params={**params, "op": "RENAME", "destination": root + "/g"}, timeout=5)
     assert renamed.json() == {"boolean": False}  # what _rename reads as "refused"
+
+
+class _AppendFailsOnce:
+    """The real client's ``write``, except that the first APPEND fails the way a DataNode's failed close
+    does: after ``lands`` of its bytes were really appended to the real file (all, some or none)."""
+
+    def __init__(self, fs: WebHdfsFileSystem, lands: int | None) -> None:
+        self.real_write, self.lands, self.failed = fs.client.write, lands, False
+        fs.client.write = self
+
+    def __call__(self, path: str, data: bytes = b"", append: bool = False, **kw):
+        from hdfs.util import HdfsError
+
+        if not append or self.failed:
+            return self.real_write(path, data=data, append=append, **kw)
+        self.failed = True
+        if self.lands:
+            self.real_write(path, data=data[: self.lands], append=True)
+        raise HdfsError("Unable to close file because the last block does not have enough number of replicas.")
+
+
+@pytest.mark.parametrize(("lands", "expected"), [(None, b"headone-two"), (4, b"headone-two")])
+def test_a_failed_append_is_not_written_twice(hdfs_cluster, hdfs_home, lands, expected):
+    """Whether a failed APPEND's bytes landed (all: lands=4 of b"one-") or not (None), the next sync
+    leaves every byte in the file once."""
+    home = hdfs_home("hbase")
+    fs, root = get_filesystem(hdfs_cluster.webhdfs_root(home, user="hbase"))
+    path = fs.join(root, "wal")
+    stream = fs.create(path)
+    stream.write(b"head")
+    fs.sync(stream)
+    _AppendFailsOnce(fs, lands)
+    stream.write(b"one-")
+    with pytest.raises(FileSystemError, match="Unable to close file"):
+        fs.sync(stream)
+    stream.write(b"two")
+    fs.sync(stream)
+    assert fs.read_range(path, 0) == expected
+    stream.close()
+    assert fs.read_range(path, 0) == expected
+
+
+def test_a_failed_append_that_left_part_of_its_bytes_is_an_error(hdfs_cluster, hdfs_home):
+    home = hdfs_home("hbase")
+    fs, root = get_filesystem(hdfs_cluster.webhdfs_root(home, user="hbase"))
+    path = fs.join(root, "wal")
+    stream = fs.create(path)
+    _AppendFailsOnce(fs, 2)
+    stream.write(b"one-")
+    with pytest.raises(FileSystemError, match="Unable to close file"):
+        fs.sync(stream)
+    with pytest.raises(FileSystemError, match=r"a failed APPEND of 4 bytes left 2 of them in the file"):
+        fs.sync(stream)
+    assert fs.read_range(path, 0) == b"on"  # nothing more was sent
+
+
+def test_an_append_refused_before_any_byte_is_sent_again(hdfs_cluster, hdfs_home):
+    """AlreadyBeingCreatedException (the lease of a dead APPEND's client) three times, then the real
+    APPEND: the sync succeeds and the bytes are there once."""
+    from hdfs.util import HdfsError
+
+    home = hdfs_home("hbase")
+    fs, root = get_filesystem(hdfs_cluster.webhdfs_root(home, user="hbase"))
+    path = fs.join(root, "wal")
+    stream = fs.create(path)
+    real_write, refusals = fs.client.write, []
+
+    def refuse_three_times(p: str, data: bytes = b"", append: bool = False, **kw):
+        if append and len(refusals) < 3:
+            refusals.append(p)
+            raise HdfsError("Failed to APPEND_FILE: AlreadyBeingCreatedException: owned by DFSClient_NONMAPREDUCE_1")
+        return real_write(p, data=data, append=append, **kw)
+
+    fs.client.write = refuse_three_times
+    stream.write(b"abc")
+    fs.sync(stream)
+    assert len(refusals) == 3 and fs.read_range(path, 0) == b"abc"
