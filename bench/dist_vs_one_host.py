@@ -48,11 +48,11 @@ def result(f: dict[str, float], loads: list[str], commit: str, quick: bool) -> d
         "notes": [
             f"Measured at commit {commit}. Machine load (uptime): " + "; ".join(loads) + ".",
             "`connect` = the stack `make up` starts; `connect-dist` = `make up DIST=1` (replication/devstack/"
-            "dist_stack.py). Both on one 2-core machine, one after the other, with the same load sizes and the "
-            "same phases as bench/scheduler.py (its notes say how each figure is taken). On one machine the "
-            "distributed stack runs more processes on the same cores (two Celery workers, a Spark master and two "
-            "Spark workers, a NameNode and a DataNode, Redis), so its figures say what the distribution costs "
-            "here, not what separate hosts would give.",
+            "dist_stack.py). Both on one 2-core machine, one after the other, through the same phases as "
+            "bench/scheduler.py (its notes say how each figure is taken; the backlogs' sizes: below). On one "
+            "machine the distributed stack runs more processes on the same cores (two Celery workers, a Spark "
+            "master and two Spark workers, a NameNode and a DataNode, Redis), so its figures say what the "
+            "distribution costs here, not what separate hosts would give.",
             "The distributed stack's backlogs are a tenth of the one-host stack's (100,000 rows of 100 bytes "
             "and 100 MB of 1 KB rows): its region servers write their WALs over WebHDFS, one APPEND per sync, "
             "and each APPEND waits for the DataNode to close the file, so its ingest is far slower (the "
