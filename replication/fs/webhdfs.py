@@ -67,6 +67,12 @@ _RETRIABLE_APPEND = (
 # ONLY=dist_vs_one_host): 3.5 s of retries were not enough and the WAL sync failed.
 APPEND_REFUSED_RETRY_S = 90.0
 
+
+def _refused_before_any_byte(exc: FileSystemError) -> bool:
+    """Whether an APPEND failed with one of HDFS's refusals that come before any byte is sent."""
+    return any(kind in str(exc) for kind in _RETRIABLE_APPEND)
+
+
 T = TypeVar("T")
 
 
@@ -254,8 +260,7 @@ class WebHdfsFileSystem:
                 self._call("append", path, lambda: self.client.write(path, data=data, append=True))
                 return
             except FileSystemError as exc:
-                refused = any(kind in str(exc) for kind in _RETRIABLE_APPEND)
-                if not refused or time.monotonic() + delay > deadline:
+                if not _refused_before_any_byte(exc) or time.monotonic() + delay > deadline:
                     raise
             time.sleep(delay)
             delay = min(delay * 2, 1.0)
@@ -454,7 +459,7 @@ class _WebHdfsOutput(io.RawIOBase):
         try:
             self._fs._append(self.name, data)
         except FileSystemError as exc:
-            if not any(kind in str(exc) for kind in _RETRIABLE_APPEND):
+            if not _refused_before_any_byte(exc):
                 self._unsure = len(data)
             raise
         del self._pending[: len(data)]
