@@ -1,10 +1,15 @@
 """The WAL roll size is ``hbase.regionserver.hlog.blocksize`` × ``hbase.regionserver.logroll.multiplier``
 (AbstractFSWAL's logrollsize): the same writes make twice as many WALs at half the roll size, and every
-rolled WAL closed at the first entry that took it past the roll size. Real region servers."""
+rolled WAL closed at the first entry that took it past the roll size. Real region servers.
+
+The roll itself is asynchronous, as in HBase (the append wakes the server's roller, LogRoller there): a
+client writing faster than the roller runs may put a few more entries in the WAL first. So the writer here
+waits, after an entry that took the WAL past the roll size, until the server has rolled (bounded)."""
 
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 
@@ -16,6 +21,18 @@ from tests.cluster.helpers import wal_files
 pytestmark = pytest.mark.slow
 
 ENTRY_VALUE = 1000  # bytes of value per entry: an entry is a bit over 1 KiB
+ROLL_WAIT_S = 30.0  # how long a roll the size asked for may take on a loaded machine
+
+
+def _wait_for_roll_past(root: str, server: str, roll: int) -> None:
+    """If the newest WAL of ``server`` is at least ``roll`` bytes, wait until a newer one starts."""
+    paths = wal_files(root, server)
+    if not paths or os.path.getsize(paths[-1]) < roll:
+        return
+    deadline = time.monotonic() + ROLL_WAIT_S
+    while len(wal_files(root, server)) == len(paths):
+        assert time.monotonic() < deadline, f"{paths[-1]} reached {roll} bytes and no roll followed"
+        time.sleep(0.02)
 
 
 def _rolled_sizes(cluster_key: str, root: str, cluster_conf, blocksize: int, multiplier: float) -> list[int]:
@@ -29,6 +46,7 @@ def _rolled_sizes(cluster_key: str, root: str, cluster_conf, blocksize: int, mul
             for i in range(130):
                 cell = Cell(b"r%04d" % i, b"f", b"q", 1000 + i, int(CellType.PUT), b"v" * ENTRY_VALUE)
                 client.mutate_on(server, "t", [cell])
+                _wait_for_roll_past(root, server, int(blocksize * multiplier))
     paths = wal_files(root, server)  # the servers stopped: no WAL moves any more
     return [os.path.getsize(p) for p in paths[:-1]]  # the last one was still being written
 
