@@ -14,6 +14,11 @@ permissions are on (the superuser is the OS user running the NameNode), replicat
 are short, so a killed DataNode is noticed in seconds. ``start`` returns only once the NameNode is out
 of safe mode with a live DataNode and WebHDFS answers; it fails with one clear line and the log tail
 otherwise. The object is meant for reuse (tests, the real HBase with its root dir here, benches).
+
+With ``kerberos`` (:class:`HdfsKerberos`) the HDFS is a secure one: ``hadoop.security.authentication=kerberos``,
+NameNode and DataNode logged in from a keytab, block access tokens on, and WebHDFS behind SPNEGO
+(``dfs.web.authentication.kerberos.*``; the NameNode's redirects to the DataNode carry a delegation token). The
+superuser is then the short name of the service principal (``hdfs``).
 """
 
 from __future__ import annotations
@@ -134,14 +139,67 @@ class HdfsStatus:
         }
 
 
+@dataclass(frozen=True)
+class HdfsKerberos:
+    """A Kerberized HDFS's identities: the service principal of NameNode and DataNode (``hdfs/127.0.0.1@R``),
+    WebHDFS's SPNEGO principal (``HTTP/127.0.0.1@R``), the keytab holding both, the realm's krb5.conf."""
+
+    principal: str
+    http_principal: str
+    keytab: str
+    krb5_conf: str
+
+    def site(self) -> tuple[dict[str, str], dict[str, str]]:
+        """The core-site and hdfs-site keys of the secure mode."""
+        core = {
+            "hadoop.security.authentication": "kerberos",
+            # Since Hadoop 3.2.1 WebHDFS on a secure NameNode takes its user from the HTTP authentication filter
+            # only ("Security enabled but user not authenticated by filter" with the default simple type)
+            "hadoop.http.authentication.type": "kerberos",
+            "hadoop.http.authentication.kerberos.principal": self.http_principal,
+            "hadoop.http.authentication.kerberos.keytab": self.keytab,
+            "hadoop.http.authentication.simple.anonymous.allowed": "false",
+            # the metrics the dev stack's readiness checks read (HdfsCluster.status) stay open, as a monitoring
+            # scraper's would; everything else on the HTTP ports asks for SPNEGO
+            "hadoop.http.authentication.kerberos.endpoint.whitelist": "/jmx",
+        }
+        hdfs = {
+            "dfs.namenode.kerberos.principal": self.principal,
+            "dfs.namenode.keytab.file": self.keytab,
+            "dfs.datanode.kerberos.principal": self.principal,
+            "dfs.datanode.keytab.file": self.keytab,
+            "dfs.web.authentication.kerberos.principal": self.http_principal,
+            "dfs.web.authentication.kerberos.keytab": self.keytab,
+            "dfs.block.access.token.enable": "true",
+            # A secure DataNode needs privileged ports (root and jsvc) or SASL data-transfer protection, which
+            # Hadoop allows only with dfs.http.policy=HTTPS_ONLY. This dev stack takes Hadoop's own switch for
+            # tests instead (what its MiniDFSCluster security tests set): the data-transfer port is not
+            # authenticated here. A production cluster sets dfs.data.transfer.protection (docs/security.md).
+            "ignore.secure.ports.for.testing": "true",
+        }
+        return core, hdfs
+
+    def jvm_options(self) -> list[str]:
+        """The realm's configuration for the JVMs (Hadoop logs in through the JDK's Kerberos)."""
+        return [f"-Djava.security.krb5.conf={self.krb5_conf}"]
+
+
 class HdfsCluster:
     """One NameNode and one DataNode owned through the state folder ``root`` (see module docstring)."""
 
-    def __init__(self, root: str | os.PathLike[str], *, heap_mb: int = 384, classpath: str | None = None) -> None:
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        heap_mb: int = 384,
+        classpath: str | None = None,
+        kerberos: HdfsKerberos | None = None,
+    ) -> None:
         self.root = Path(root).resolve()
         self.heap_mb = heap_mb
         self._classpath = classpath
         self._ports: dict[str, int] | None = None
+        self.kerberos = kerberos
 
     # -- layout ---------------------------------------------------------------------------------
     @property
@@ -219,9 +277,13 @@ class HdfsCluster:
     def _jvm(self, name: str, main: str, *, spawnable: bool = False) -> JvmProcess:
         # stop, status and kill need no classpath (and so no Maven); only a JVM about to start does
         classpath = self.classpath() if spawnable else ""
-        options = (*JAVA17_OPENS, f"-Dhadoop.log.dir={self.root}", "-Djava.net.preferIPv4Stack=true")
+        options = (*JAVA17_OPENS, f"-Dhadoop.log.dir={self.root}", "-Djava.net.preferIPv4Stack=true",
+                   *self._kerberos_options())  # fmt: skip
         return JvmProcess(name, self.root, main, classpath, jvm_options=options, heap_mb=self.heap_mb,
                           env={"HADOOP_CONF_DIR": str(self.conf_dir)})  # fmt: skip
+
+    def _kerberos_options(self) -> list[str]:
+        return self.kerberos.jvm_options() if self.kerberos is not None else []
 
     # -- configuration --------------------------------------------------------------------------
     def _choose_ports(self, again: tuple[str, ...] = ()) -> bool:
@@ -300,6 +362,10 @@ class HdfsCluster:
             "dfs.namenode.handler.count": "5",
             "dfs.namenode.service.handler.count": "3",
         }
+        if self.kerberos is not None:
+            secure_core, secure_hdfs = self.kerberos.site()
+            core |= secure_core
+            hdfs |= secure_hdfs
         return core, hdfs
 
     def write_config(self) -> None:
@@ -475,6 +541,15 @@ class HdfsCluster:
         return any(a.get("ActorState") == "RUNNING" and a.get("LastBlockReport") not in (None, "") for a in actors)
 
     def _webhdfs_answers(self) -> bool:
+        """WebHDFS answers: the root's status, or, behind SPNEGO, a 401 asking for Kerberos (``Negotiate``)."""
+        if self.kerberos is not None:
+            try:
+                urllib.request.urlopen(f"{self.http_url}/webhdfs/v1/?op=GETFILESTATUS", timeout=5).close()
+            except urllib.error.HTTPError as exc:
+                return exc.code == 401 and "negotiate" in (exc.headers.get("WWW-Authenticate") or "").lower()
+            except OSError:
+                return False
+            return False
         answer = self._get_json("/webhdfs/v1/?op=GETFILESTATUS")
         return isinstance(answer, dict) and "FileStatus" in answer
 
@@ -521,7 +596,7 @@ class HdfsCluster:
         java = shutil.which("java")
         if java is None:
             raise HdfsError(f"java not found on PATH (the HDFS {name} needs Java 17)")
-        command = [java, "-Xmx192m", *JAVA17_OPENS, "-cp", self.classpath(), main, *args]
+        command = [java, "-Xmx192m", *JAVA17_OPENS, *self._kerberos_options(), "-cp", self.classpath(), main, *args]
         env = {**os.environ, "HADOOP_CONF_DIR": str(self.conf_dir)}
         try:
             done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=self.root, env=env)

@@ -7,8 +7,9 @@ which is read as WebHDFS on the NameNode's *HTTP* port (hbrep never speaks the H
 
 Authentication, from the URI query or the environment (the query wins):
 ``?user=hbase`` / ``HBREP_WEBHDFS_USER`` (simple auth: ``user.name``; default: the OS user) and
-``?auth=kerberos`` / ``HBREP_WEBHDFS_AUTH=kerberos`` (SPNEGO via ``hdfs.ext.kerberos.KerberosClient``,
-which needs the ``requests-kerberos`` package and a ticket from ``kinit``).
+``?auth=kerberos`` / ``HBREP_WEBHDFS_AUTH=kerberos`` (SPNEGO, ``spnego.py``, as the process's Kerberos identity:
+its keytab login, ``hbase.client.keytab.file``, or the ticket cache of ``kinit``; ``user`` is then a proxy user,
+``doas``, which the NameNode allows only through ``hadoop.proxyuser.*``).
 
 How the FileSystem promises map onto WebHDFS:
 
@@ -43,6 +44,7 @@ from typing import Any, BinaryIO, TypeVar
 from urllib.parse import parse_qs, parse_qsl, quote, urlencode, urlparse, urlsplit, urlunsplit
 
 from replication.fs.types import FileStatus, FileSystemError
+from replication.kerberos import KerberosError
 
 ENV_USER = "HBREP_WEBHDFS_USER"
 ENV_AUTH = "HBREP_WEBHDFS_AUTH"
@@ -124,13 +126,14 @@ class WebHdfsFileSystem:
 
             client = InsecureClient(url, user=user, timeout=timeout)
         elif mode == "kerberos":
-            try:
-                from hdfs.ext.kerberos import KerberosClient
-            except ImportError:
-                raise FileSystemError(
-                    f"Kerberos WebHDFS for {uri} needs the requests-kerberos package (pip install 'hdfs[kerberos]')"
-                ) from None
-            client = KerberosClient(url, proxy=user, timeout=timeout)
+            import requests
+            from hdfs import Client
+
+            from replication.fs.spnego import SpnegoAuth
+
+            session = requests.Session()
+            session.auth = SpnegoAuth()  # the process's Kerberos identity; ``user`` becomes doas (a proxy user)
+            client = Client(url, proxy=user, timeout=timeout, session=session)
         else:
             raise FileSystemError(f"unknown WebHDFS auth {mode!r} for {uri} (expected simple or kerberos)")
         return cls(client, url)
@@ -148,6 +151,8 @@ class WebHdfsFileSystem:
             raise FileSystemError(
                 f"WebHDFS at {self.url} unreachable during {what} {path}: {type(exc).__name__}"
             ) from None
+        except KerberosError as exc:  # SPNEGO (spnego.py): no ticket, a refused or unproven authentication
+            raise FileSystemError(f"WebHDFS {what} {path}: {exc}") from None
 
     def _error(self, what: str, path: str, exc: Any) -> FileSystemError:
         kind = getattr(exc, "exception", None)
@@ -159,6 +164,11 @@ class WebHdfsFileSystem:
         # only what it says, so the error stays one line
         text = str(exc.message if hasattr(exc, "message") else exc)
         message = " ".join(text.split("\n\tat ", 1)[0].split())
+        if kind is None and message.startswith("Authentication failure"):  # the hdfs package's words for a 401
+            return FileSystemError(
+                f"WebHDFS {what} {path}: {self.url} refused the request as not authenticated; a Kerberized "
+                f"HDFS wants SPNEGO: open the root with ?auth=kerberos (or {ENV_AUTH}=kerberos)"
+            )
         return FileSystemError(f"WebHDFS {what} {path} failed: {kind or 'error'}: {message}")
 
     # -- reads ----------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from replication.cluster.info import cluster_token
 from replication.config import Config
 from replication.errors import HbrepError
 from replication.fs import get_filesystem
+from replication.kerberos import kerberos_identity, login
 from replication.source.bulk_load import PeerHFileRefs, source_hfile_dirs
 from replication.source.endpoint import ReplicationEndpoint, ShipFailed
 from replication.source.filters import EntryFilter, table_name_str
@@ -50,8 +51,14 @@ STUCK_ERRORS = (WALMissing, ZeroLengthWAL, WALError)
 
 
 def manifest_conf(manifest: Manifest) -> Config:
-    """The configuration the snapshot recorded (the executor's environment does not leak in)."""
-    return Config.load(env={}, overrides=manifest.conf)
+    """The configuration the snapshot recorded (the executor's environment does not leak in). With
+    ``hbase.security.authentication=kerberos`` the process logs in as its identity first, so that the source
+    root (WebHDFS with SPNEGO) is read as the configured principal, not as whatever ticket cache it has."""
+    conf = Config.load(env={}, overrides=manifest.conf)
+    identity = kerberos_identity(conf)
+    if identity is not None:
+        login(identity)
+    return conf
 
 
 def peer_config_of(peer: PeerTask):

@@ -140,17 +140,12 @@ def test_unreachable_namenode_is_one_line_naming_it():
     assert f"127.0.0.1:{port}" in message and "unreachable" in message and "\n" not in message
 
 
-def test_kerberos_without_its_package_fails_with_one_clear_line():
-    pytest.importorskip("hdfs")
-    try:
-        import requests_kerberos  # noqa: F401
-    except ImportError:
-        pass
-    else:
-        pytest.skip("requests-kerberos is installed here")
-    with pytest.raises(FileSystemError) as info:
-        WebHdfsFileSystem.from_uri("webhdfs://nn:9870/hbase?auth=kerberos")
-    assert "requests-kerberos" in str(info.value) and "nn:9870" in str(info.value)
+def test_kerberos_roots_answer_negotiate_and_an_unknown_auth_is_one_line():
+    from replication.fs.spnego import SpnegoAuth
+
+    fs = WebHdfsFileSystem.from_uri("webhdfs://nn:9870/hbase?auth=kerberos&user=hbase")  # no request is sent here
+    assert isinstance(fs.client._session.auth, SpnegoAuth)
+    assert fs.client._session.params.get("user.name") is None  # Kerberos says who; user= asks for doas
     with pytest.raises(FileSystemError, match="unknown WebHDFS auth 'ntlm'"):
         WebHdfsFileSystem.from_uri("webhdfs://nn:9870/hbase", env={"HBREP_WEBHDFS_AUTH": "ntlm"})
 

@@ -1,0 +1,188 @@
+"""hbrep on a Kerberized HDFS: a real NameNode and DataNode with ``hadoop.security.authentication=kerberos`` and
+WebHDFS behind SPNEGO (``devstack/hdfs.py``, ``HdfsKerberos``), on the module's KDC and SASL-only ZooKeeper.
+
+hbrep's WebHDFS client (``?auth=kerberos``) authenticates as the process's principal (``fs/spnego.py``): the
+NameNode's audit log names that principal for what it did. An hbrep cluster whose root is on that HDFS runs a
+ship cycle into a peer, and the peer ends with exactly the source's cells. Each refusal is one line, and
+nothing is written: no ticket, an hbrep without Kerberos at a Kerberized WebHDFS, a principal HDFS's
+permissions refuse.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+from support import create_table, table_state
+
+from replication.cluster.embedded import start_cluster
+from replication.devstack.hdfs import HdfsCluster, HdfsKerberos
+from replication.fs import FileSystemError, get_filesystem
+from replication.jobs.launch import runner_for
+from replication.kerberos import KerberosIdentity, login
+from replication.source.cycle import run_cycle
+from replication.wal.model import Cell, CellType, Entry, WALKey
+from replication.wal.reader import open_wal
+from replication.wal.writer import ProtobufLogWriter
+from replication.zk.client import connected, zk_options
+from replication.zk.cluster_key import ClusterKey
+from replication.zk.peer_storage import ReplicationPeerConfig, ReplicationPeerStorage
+
+pytestmark = pytest.mark.slow
+
+ROOT = "/hbrep"  # owned by hbrep's principal (made by HDFS's superuser, the service principal)
+
+
+@dataclass
+class SecureHdfs:
+    cluster: HdfsCluster
+    superuser: KerberosIdentity  # hdfs/127.0.0.1: the principal NameNode and DataNode run as
+
+    def uri(self, path: str) -> str:
+        """A Kerberos root URI on this HDFS."""
+        return f"{self.cluster.webhdfs_url}{path}?auth=kerberos"
+
+    def audit_users(self, path: str) -> set[str]:
+        """The users the audit log names for ``path``: ``hbrep (auth:KERBEROS)`` for what the NameNode did on a
+        SPNEGO request, ``hbrep (auth:TOKEN)`` for what the DataNode did with the delegation token it was given."""
+        return {entry["ugi"] for entry in self.cluster.audit_entries(path)}
+
+
+@pytest.fixture(scope="module")
+def secure_hdfs(kerberized_zk, tmp_path_factory) -> Iterator[SecureHdfs]:
+    kdc = kerberized_zk.kdc
+    keytab = kdc.keytab_dir / "hdfs-services.keytab"
+    service = kdc.add_principal("hdfs/127.0.0.1", keytab=keytab)
+    http = kdc.add_principal("HTTP/127.0.0.1", keytab=keytab)
+    cluster = HdfsCluster(
+        tmp_path_factory.mktemp("secure-hdfs"),
+        kerberos=HdfsKerberos(service.principal, http.principal, str(keytab), str(kdc.krb5_conf)),
+    )
+    cluster.start()
+    try:
+        stack = SecureHdfs(cluster, KerberosIdentity(service.principal, str(keytab)))
+        login(stack.superuser)
+        fs, _ = get_filesystem(stack.uri("/"))
+        fs.mkdirs(ROOT)
+        fs.client.set_owner(ROOT, owner="hbrep")
+        yield stack
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
+def as_hbrep(kerberized_zk) -> Iterator[KerberosIdentity]:
+    """This process logged in as hbrep's principal from its keytab (and back to no identity after)."""
+    saved = {name: os.environ.get(name) for name in ("KRB5CCNAME", "KRB5_CLIENT_KTNAME")}
+    identity = KerberosIdentity(kerberized_zk.hbrep.principal, str(kerberized_zk.hbrep.path))
+    login(identity)
+    yield identity
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
+def test_a_wal_hbrep_writes_on_kerberized_hdfs_reads_back_and_hdfs_saw_hbreps_principal(secure_hdfs, as_hbrep):
+    fs, _ = get_filesystem(secure_hdfs.uri(ROOT))
+    path = f"{ROOT}/wal-{uuid.uuid4().hex[:6]}"
+    entries = [
+        Entry(
+            WALKey(encoded_region_name=b"r" * 32, table_name=b"t", log_sequence_number=i, write_time=1000 + i),
+            [Cell(b"row%d" % i, b"f", b"q", 1000 + i, CellType.PUT, b"v%d" % i)],
+        )
+        for i in range(1, 6)
+    ]
+    writer = ProtobufLogWriter(path, fs=fs)
+    for entry in entries[:3]:
+        writer.append(entry)
+    writer.sync()  # one APPEND through the DataNode the NameNode redirected to (a delegation token)
+    for entry in entries[3:]:
+        writer.append(entry)
+    writer.close()
+    with open_wal(path, fs=fs) as reader:
+        assert [item.entry.cells for item in reader] == [e.cells for e in entries]
+    assert secure_hdfs.audit_users(path) == {"hbrep (auth:KERBEROS)", "hbrep (auth:TOKEN)"}
+
+
+def test_refusals_are_one_line_and_write_nothing(secure_hdfs, kerberized_zk, as_hbrep):
+    path = f"{ROOT}/refused-{uuid.uuid4().hex[:6]}"
+    # no ticket: an empty cache and no keytab
+    os.environ["KRB5CCNAME"] = f"FILE:{kerberized_zk.kdc.state_dir / 'no-cache'}"
+    os.environ.pop("KRB5_CLIENT_KTNAME", None)
+    fs, _ = get_filesystem(secure_hdfs.uri(ROOT))
+    with pytest.raises(FileSystemError) as no_ticket:
+        fs.create(path).close()
+    assert "\n" not in str(no_ticket.value) and "no Kerberos ticket" in str(no_ticket.value), no_ticket.value
+    # an hbrep without Kerberos at a Kerberized WebHDFS
+    simple, _ = get_filesystem(f"{secure_hdfs.cluster.webhdfs_url}{ROOT}")
+    with pytest.raises(FileSystemError) as not_kerberos:
+        simple.create(path).close()
+    assert "\n" not in str(not_kerberos.value) and "?auth=kerberos" in str(not_kerberos.value), not_kerberos.value
+    # another principal of the realm: authenticated, and refused by HDFS's permissions on hbrep's root
+    login(KerberosIdentity(kerberized_zk.intruder.principal, str(kerberized_zk.intruder.path)))
+    other, _ = get_filesystem(secure_hdfs.uri(ROOT))
+    with pytest.raises(FileSystemError) as denied:
+        other.create(path).close()
+    assert "\n" not in str(denied.value) and "AccessControlException" in str(denied.value), denied.value
+    assert "intruder" in str(denied.value), denied.value
+    login(as_hbrep)
+    mine, _ = get_filesystem(secure_hdfs.uri(ROOT))
+    assert not mine.exists(path)  # nothing of the refused writes is there
+
+
+def test_a_ship_cycle_from_a_cluster_on_kerberized_hdfs_leaves_the_peer_with_its_cells(
+    secure_hdfs, kerberized_zk, as_hbrep, spark, tmp_path
+):
+    conf = kerberized_zk.conf().with_overrides({"replication.source.sleepforretries": "50"})
+    tag = uuid.uuid4().hex[:8]
+    port = kerberized_zk.zookeeper.port
+    keys = {name: f"127.0.0.1:{port}:/hbase-{name}-{tag}" for name in ("ha", "hb")}
+    source_root = secure_hdfs.uri(f"{ROOT}/ha-{tag}")
+    peer = start_cluster(keys["hb"], str(tmp_path / "hb"), 1, conf=conf, name="hb")
+    try:
+        source = start_cluster(keys["ha"], source_root, 1, conf=conf, name="ha")
+        try:
+            for cluster in (source, peer):
+                create_table(cluster, "t", ("f", 1))
+            source_key = ClusterKey.parse(keys["ha"])
+            with connected(source_key, **zk_options(conf)) as zk:
+                ReplicationPeerStorage(zk, source.paths).add_peer("1", ReplicationPeerConfig(cluster_key=keys["hb"]))
+            with source.client() as client:
+                for i in range(30):
+                    client.put("t", f"row{i:02d}".encode(), b"f", b"q", f"v{i}".encode())
+                client.delete("t", b"row07")
+            with connected(source_key, **zk_options(conf)) as zk:
+                report = run_cycle(zk, source_key, conf, runner=runner_for(conf, spark))
+            assert report.queues and all(q.status == "ok" for q in report.queues), report.as_dict()
+            # the peer holds exactly what was written: every cell of its table is one of the source WALs' cells
+            # (read from the Kerberized HDFS by hbrep's reader), and the rows are the ones written and not deleted
+            rows = table_state(spark, peer, "t")
+            assert {(r[0], r[5]) for r in rows} == {(f"row{i:02d}".encode(), f"v{i}".encode()) for i in range(30)} - {
+                (b"row07", b"v7")
+            }
+            (server,) = source.servers
+            fs, root = get_filesystem(source_root)
+            wal_dir = f"{root}/WALs/{server}"
+            wals = [status.path for status in fs.list(wal_dir)]
+            assert wals, f"no WAL in {wal_dir}"
+            written = set()
+            for wal in wals:
+                with open_wal(wal, fs=fs) as reader:
+                    written |= {
+                        (c.row, c.family, c.qualifier, c.timestamp, int(c.type), c.value)
+                        for item in reader
+                        for c in item.entry.cells
+                    }
+            assert {(r[0], r[1], r[2], r[3], r[4], r[5]) for r in rows} <= written
+            # the region server wrote its WALs as hbrep's principal
+            assert "hbrep (auth:KERBEROS)" in secure_hdfs.audit_users(wals[0])
+            assert secure_hdfs.audit_users(wals[0]) <= {"hbrep (auth:KERBEROS)", "hbrep (auth:TOKEN)"}
+        finally:
+            source.stop()
+    finally:
+        peer.stop()
