@@ -142,3 +142,26 @@ def protection_refused(target: str, wanted: tuple[str, ...], offered: tuple[str,
 def _gss_message(exc: Exception) -> str:
     parts = [part[0] for part in exc.args if isinstance(part, tuple) and part and isinstance(part[0], str)]
     return parts[-1] if parts else str(exc)
+
+
+def spark_login_conf(identity: KerberosIdentity | None) -> dict[str, str]:
+    """The Spark settings that make a Spark application's JVMs ``identity`` to Hadoop (nothing for None).
+
+    Hadoop's client in Kerberos mode (``spark.hadoop.hadoop.security.authentication``), so that Spark's own reads
+    (table files on a Kerberized WebHDFS) authenticate; with a keytab, spark-submit's ``--principal``/``--keytab``
+    as settings (``spark.kerberos.principal``/``.keytab``: SparkSubmit logs the driver in from the keytab, on every
+    master but a standalone one), else the ticket cache the JVM finds (``KRB5CCNAME``); and the realm's
+    krb5.conf for the JDK, which reads ``java.security.krb5.conf``, not ``KRB5_CONFIG``. Only at the JVM's launch:
+    a session already running keeps its identity.
+    """
+    if identity is None:
+        return {}
+    conf = {"spark.hadoop.hadoop.security.authentication": "kerberos"}
+    if identity.keytab:
+        check_keytab(identity.keytab)
+        conf |= {"spark.kerberos.principal": identity.principal, "spark.kerberos.keytab": identity.keytab}
+    krb5_conf = identity.krb5_conf or os.environ.get("KRB5_CONFIG", "")
+    if krb5_conf:
+        option = f"-Djava.security.krb5.conf={krb5_conf}"
+        conf |= {"spark.driver.extraJavaOptions": option, "spark.executor.extraJavaOptions": option}
+    return conf

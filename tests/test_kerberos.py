@@ -8,7 +8,14 @@ import pytest
 
 from replication.config import Config
 from replication.errors import ConfigError
-from replication.kerberos import KerberosError, KerberosIdentity, check_keytab, explain, kerberos_identity
+from replication.kerberos import (
+    KerberosError,
+    KerberosIdentity,
+    check_keytab,
+    explain,
+    kerberos_identity,
+    spark_login_conf,
+)
 
 
 def _conf(values: dict[str, str] | None = None) -> Config:
@@ -80,3 +87,25 @@ def test_gssapi_failures_become_one_line_naming_the_cause(minor, expected):
     error = Exception(("Unspecified GSS failure.  Minor code may provide more information", 851968), (minor, -1))
     line = explain(error, KerberosIdentity("a@R", "/k"), "zookeeper@h")
     assert line.startswith(expected) and "\n" not in line
+
+
+def test_spark_jvms_log_in_as_the_identity_from_its_keytab_with_the_realms_configuration(tmp_path, monkeypatch):
+    monkeypatch.delenv("KRB5_CONFIG", raising=False)
+    assert spark_login_conf(None) == {}
+    keytab = tmp_path / "hbrep.keytab"
+    keytab.write_bytes(b"\x05\x02" + b"\0" * 8)
+    conf = spark_login_conf(KerberosIdentity("hbrep/h@R", str(keytab), "/etc/realm.conf"))
+    assert conf == {
+        "spark.hadoop.hadoop.security.authentication": "kerberos",
+        "spark.kerberos.principal": "hbrep/h@R",
+        "spark.kerberos.keytab": str(keytab),
+        "spark.driver.extraJavaOptions": "-Djava.security.krb5.conf=/etc/realm.conf",
+        "spark.executor.extraJavaOptions": "-Djava.security.krb5.conf=/etc/realm.conf",
+    }
+    # the ticket cache: no keytab settings, and the environment's realm configuration
+    monkeypatch.setenv("KRB5_CONFIG", "/env/krb5.conf")
+    cache = spark_login_conf(KerberosIdentity())
+    assert "spark.kerberos.keytab" not in cache
+    assert cache["spark.driver.extraJavaOptions"] == "-Djava.security.krb5.conf=/env/krb5.conf"
+    with pytest.raises(KerberosError, match="cannot read the keytab"):
+        spark_login_conf(KerberosIdentity("hbrep/h@R", str(tmp_path / "missing.keytab")))

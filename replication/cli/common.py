@@ -55,6 +55,16 @@ class CliContext:
         port = self.conf.get_int("hbase.zookeeper.property.clientPort")
         return ClusterKey.parse(f"{quorum}:{port}:{self.conf.get_str('zookeeper.znode.parent')}")
 
+    def spark(self, app_name: str, master: str | None = None) -> Any:
+        """A local SparkSession (``replication.spark.spark_session``) on ``master`` (default
+        ``hbrep.spark.master``) whose JVMs are the configured Kerberos identity to Hadoop, when there is one
+        (``replication.kerberos.spark_login_conf``)."""
+        from replication.kerberos import kerberos_identity, spark_login_conf
+        from replication.spark import spark_session
+
+        login = spark_login_conf(kerberos_identity(self.conf))
+        return spark_session(app_name, master=master or self.conf.get_str("hbrep.spark.master"), conf=login)
+
     @property
     def state_dir(self) -> Path:
         """hbrep's local state folder (``hbrep.state.dir``, default ``.hbrep``)."""

@@ -52,7 +52,6 @@ def repair(
     from replication.checks.verify import split_list
     from replication.operations.repair import prepare_repair, run_repair
     from replication.operations.sync_table import SyncOptions
-    from replication.spark import spark_session
     from replication.zk.client import connected, zk_options
 
     options = SyncOptions(
@@ -61,7 +60,7 @@ def repair(
     )  # fmt: skip
     with connected(ctx.cluster, **zk_options(ctx.conf)) as zk:
         job = prepare_repair(zk, ctx.cluster, ctx.conf, peer_id=peer, table=table, options=options, deletes=deletes)
-        spark = spark_session("hbrep-repair", master=ctx.conf.get_str("hbrep.spark.master"))  # after the checks
+        spark = ctx.spark("hbrep-repair")  # after the checks
         report = run_repair(spark, job, ctx.conf)
     if as_json:
         emit_json(report.as_dict())

@@ -42,13 +42,12 @@ def seed_peer(
     from replication.devstack.hbase_snapshots import JavaSnapshotCopier
     from replication.operations.seed import check_seed_request
     from replication.operations.seed import seed_peer as run_seed
-    from replication.spark import spark_session
     from replication.zk.client import connected, zk_options
 
     with connected(ctx.cluster, **zk_options(ctx.conf)) as zk:
         check_seed_request(zk, ctx.cluster, ctx.conf, peer, list(tables), cluster_key=cluster_key, chunks=chunks,
                            peer_rootdir=peer_rootdir)  # fmt: skip
-        spark = spark_session("hbrep-seed", master=ctx.conf.get_str("hbrep.spark.master"))  # after the checks
+        spark = ctx.spark("hbrep-seed")  # after the checks
         report = run_seed(
             spark, zk, ctx.cluster, ctx.conf, peer, list(tables), cluster_key=cluster_key, chunks=chunks,
             timeout_s=timeout_s, peer_rootdir=peer_rootdir, copier=JavaSnapshotCopier(),

@@ -38,9 +38,7 @@ def ship(ctx: CliContext, once: bool, peers: tuple[str, ...], in_process: bool, 
 
     spark = None
     if in_process:
-        from replication.spark import spark_session
-
-        spark = spark_session("hbrep-ship", master=ctx.conf.get_str("hbrep.spark.master"))
+        spark = ctx.spark("hbrep-ship")
     with _zk(ctx) as zk:
         report = run_cycle(zk, ctx.cluster, ctx.conf, runner=runner_for(ctx.conf, spark), peer_ids=list(peers) or None)
     if as_json:

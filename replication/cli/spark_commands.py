@@ -9,6 +9,7 @@ import click
 from replication.cli.common import CliContext, emit_json, json_option, pass_context
 from replication.devstack.spark_connect import SparkConnectServer
 from replication.jobs.connect_port import embedded_state_dir, read_port
+from replication.kerberos import kerberos_identity, spark_login_conf
 from replication.processes import detached
 
 
@@ -16,7 +17,13 @@ def _server(ctx: CliContext, port: int | None, state: str | None) -> SparkConnec
     folder = Path(state) if state else embedded_state_dir(ctx.conf)
     if port is None and read_port(folder) is None:
         port = ctx.conf.get_int("hbrep.spark.connect.port")
-    return SparkConnectServer(folder, port, driver_memory_mb=ctx.conf.get_int("hbrep.spark.connect.driver.memory.mb"))
+    return SparkConnectServer(
+        folder,
+        port,
+        driver_memory_mb=ctx.conf.get_int("hbrep.spark.connect.driver.memory.mb"),
+        # with hbase.security.authentication=kerberos, the server's JVM logs in as hbrep's principal (its keytab)
+        extra_conf=spark_login_conf(kerberos_identity(ctx.conf)),
+    )
 
 
 _port = click.option(

@@ -22,9 +22,7 @@ def syncup(ctx: CliContext, in_process: bool, as_json: bool) -> None:
 
     spark = None
     if in_process:
-        from replication.spark import spark_session
-
-        spark = spark_session("hbrep-syncup", master=ctx.conf.get_str("hbrep.spark.master"))
+        spark = ctx.spark("hbrep-syncup")
     with connected(ctx.cluster, **zk_options(ctx.conf)) as zk:
         report = run_syncup(zk, ctx.cluster, ctx.conf, runner_for(ctx.conf, spark))
     if as_json:

@@ -78,12 +78,12 @@ def verify(
     master = ctx.conf.get_str("hbrep.spark.master")
     if in_process:
         from replication.checks.verify import verify_tables
-        from replication.spark import spark_session
 
-        spark = spark_session("hbrep-verify", master=master)
+        spark = ctx.spark("hbrep-verify", master=master)
         result = verify_tables(spark, target.source_root, target.peer_root, table, options)
     else:
         from replication.jobs.verify import submit_verify
+        from replication.kerberos import kerberos_identity, spark_login_conf
 
         ctx.state_dir.mkdir(parents=True, exist_ok=True)
         result = submit_verify(
@@ -93,6 +93,7 @@ def verify(
             json.dumps(options.as_dict()),
             master=master,
             work_dir=ctx.state_dir,
+            spark_conf=spark_login_conf(kerberos_identity(ctx.conf)),
         )
     if as_json:
         emit_json({**result.as_dict(), "source": target.source_key, "peer": target.peer_key})
@@ -130,11 +131,10 @@ def quality(
 ) -> None:
     """Great Expectations checks of TABLE on PEER; prints the verdicts and where the Data Docs are."""
     from replication.checks.quality import load_rules, run_quality
-    from replication.spark import spark_session
 
     rules = load_rules(rules_file)
     target = _target(ctx, peer)
-    spark = spark_session("hbrep-quality", master=ctx.conf.get_str("hbrep.spark.master"))
+    spark = ctx.spark("hbrep-quality")
     report = run_quality(
         spark,
         target.source_root,

@@ -178,7 +178,6 @@ def play(
     one). Prints WALPlayer's counters."""
     from replication.operations.wal_play import TableMap, TimeRange, WalPlayError, wal_files
     from replication.operations.wal_play_job import check_tables, resolve_target, run_wal_play
-    from replication.spark import spark_session
     from replication.wal.errors import WALError
 
     table_map = TableMap.parse(tables, mappings)
@@ -195,7 +194,7 @@ def play(
             files.append(_same_filesystem(given, found))
     target = resolve_target(ctx.cluster, ctx.conf)
     check_tables(target, table_map, ctx.conf)
-    spark = spark_session("hbrep-wal-play", master=ctx.conf.get_str("hbrep.spark.master"))  # after the checks
+    spark = ctx.spark("hbrep-wal-play")  # after the checks
     counters = run_wal_play(spark, files, table_map, times, target, ctx.conf)
     if as_json:
         emit_json({"files": len(files), "tables": table_map.targets, "target": str(ctx.cluster), **counters})

@@ -142,7 +142,8 @@ class HdfsStatus:
 @dataclass(frozen=True)
 class HdfsKerberos:
     """A Kerberized HDFS's identities: the service principal of NameNode and DataNode (``hdfs/127.0.0.1@R``),
-    WebHDFS's SPNEGO principal (``HTTP/127.0.0.1@R``), the keytab holding both, the realm's krb5.conf."""
+    WebHDFS's SPNEGO principal (``HTTP/127.0.0.1@R``, or ``*``: every ``HTTP/`` principal of the keytab, for a
+    NameNode its clients reach by several names), the keytab holding them, the realm's krb5.conf."""
 
     principal: str
     http_principal: str

@@ -18,6 +18,7 @@ from replication.config import Config
 from replication.jobs.connect import ConnectShipRunner
 from replication.jobs.ship import run_ship_job
 from replication.jobs.submit import build_pyfiles, package_zip, spark_submit
+from replication.kerberos import kerberos_identity, spark_login_conf
 from replication.source.job_runner import ShipJobRunner
 from replication.source.manifest import Manifest, ShipResult, is_uri, read_text, write_text
 
@@ -58,6 +59,7 @@ class SparkSubmitRunner:
             master=conf.get_str("hbrep.spark.master"),
             work_dir=Path(manifest_path).parent if not is_uri(manifest_path) else Path(tempfile.gettempdir()),
             name=f"hbrep-ship-{manifest.cycle_id}",
+            conf=spark_login_conf(kerberos_identity(conf)),  # Spark's JVMs as hbrep's principal, when Kerberized
         )
         return ShipResult.from_json(read_text(result_path))
 

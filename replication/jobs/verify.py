@@ -63,14 +63,17 @@ def submit_verify(
     master: str,
     work_dir: str | os.PathLike[str] | None = None,
     timeout_s: float | None = None,
+    spark_conf: dict[str, str] | None = None,
 ):
-    """Run this job through spark-submit and return its VerifyResult (SparkJobFailed if it fails)."""
+    """Run this job through spark-submit (``spark_conf``: more ``--conf`` settings, such as
+    ``replication.kerberos.spark_login_conf``'s) and return its VerifyResult (SparkJobFailed if it fails)."""
 
     with tempfile.TemporaryDirectory(prefix="hbrep-verify-", dir=work_dir) as tmp:
         result_path = os.path.join(tmp, "result.json")
         args = ["--source-root", source_root, "--peer-root", peer_root, "--table", table]
         args += ["--options", options_json, "--result", result_path]
-        spark_submit(SCRIPT, args, master=master, work_dir=tmp, timeout_s=timeout_s, name=f"hbrep-verify-{table}")
+        spark_submit(SCRIPT, args, master=master, work_dir=tmp, timeout_s=timeout_s, name=f"hbrep-verify-{table}",
+                     conf=spark_conf)  # fmt: skip
         return VerifyResult.from_dict(json.loads(Path(result_path).read_text()))
 
 

@@ -58,7 +58,9 @@ def _spark_path(root: str, path: str) -> str:
     """A backend path as Spark should open it (the root's scheme and NameNode kept)."""
     parsed = urlparse(root)
     if parsed.scheme in ("", "file"):
-        return path
+        # named file://, not left bare: a Spark whose Hadoop configuration names an HDFS as fs.defaultFS (its
+        # HADOOP_CONF_DIR) would look for a bare path there
+        return f"file://{path}"
     # hbrep reads hdfs://nn:PORT as WebHDFS on the NameNode's HTTP port (fs/webhdfs.py); Spark's Hadoop
     # client would speak RPC to that port, so it is given the same port as webhdfs://
     scheme = "webhdfs" if parsed.scheme == "hdfs" else parsed.scheme

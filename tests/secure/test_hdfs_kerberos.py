@@ -10,7 +10,10 @@ permissions refuse.
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -56,10 +59,13 @@ def secure_hdfs(kerberized_zk, tmp_path_factory) -> Iterator[SecureHdfs]:
     kdc = kerberized_zk.kdc
     keytab = kdc.keytab_dir / "hdfs-services.keytab"
     service = kdc.add_principal("hdfs/127.0.0.1", keytab=keytab)
-    http = kdc.add_principal("HTTP/127.0.0.1", keytab=keytab)
+    # WebHDFS's SPNEGO principals: hbrep's client asks for HTTP/<the URL's host> (127.0.0.1); Hadoop's Java client
+    # in Spark's JVM asks for HTTP/<its canonical name> (localhost). "*" takes every HTTP/ principal of the keytab
+    for host in ("127.0.0.1", "localhost"):
+        kdc.add_principal(f"HTTP/{host}", keytab=keytab)
     cluster = HdfsCluster(
         tmp_path_factory.mktemp("secure-hdfs"),
-        kerberos=HdfsKerberos(service.principal, http.principal, str(keytab), str(kdc.krb5_conf)),
+        kerberos=HdfsKerberos(service.principal, "*", str(keytab), str(kdc.krb5_conf)),
     )
     cluster.start()
     try:
@@ -179,6 +185,24 @@ def test_a_ship_cycle_from_a_cluster_on_kerberized_hdfs_leaves_the_peer_with_its
                         for c in item.entry.cells
                     }
             assert {(r[0], r[1], r[2], r[3], r[4], r[5]) for r in rows} <= written
+            # HBase's VerifyReplication as a user runs it (spark-submit): Spark's JVM reads the source's table files
+            # on the Kerberized HDFS, logged in from hbrep's keytab (spark.kerberos.principal / keytab)
+            with source.client() as client:
+                client.flush("t")
+            with peer.client() as client:
+                client.flush("t")
+            env = {k: v for k, v in os.environ.items() if not k.startswith(("HBREP__", "KRB5"))}
+            env.update(kerberized_zk.cli_env())
+            # the Kerberized HDFS's client configuration, as an operator points Spark at it: Hadoop's login in the
+            # JVM reads hadoop.security.authentication from core-site.xml, not from Spark's settings
+            env["HADOOP_CONF_DIR"] = str(secure_hdfs.cluster.conf_dir)
+            done = subprocess.run(
+                [sys.executable, "-m", "replication.cli", "--cluster", keys["ha"], "verify", "1", "t", "--json"],
+                capture_output=True, text=True, env=env, timeout=300,
+            )  # fmt: skip
+            assert done.returncode == 0, done.stderr[-3000:]
+            counters = json.loads(done.stdout)["counters"]
+            assert counters["GOODROWS"] == 29 and counters.get("BADROWS", 0) == 0, counters
             # the region server wrote its WALs as hbrep's principal
             assert "hbrep (auth:KERBEROS)" in secure_hdfs.audit_users(wals[0])
             assert secure_hdfs.audit_users(wals[0]) <= {"hbrep (auth:KERBEROS)", "hbrep (auth:TOKEN)"}
