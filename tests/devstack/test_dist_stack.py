@@ -194,7 +194,7 @@ def test_a_ship_run_spread_over_both_workers_ships_correctly(dist):
         if spread:
             break
         assert time.monotonic() < deadline, "no successful ship run had tasks on both workers"
-        time.sleep(10)
+        time.sleep(3)
     run_id, hosts = spread[-1]
     assert set(hosts.values()) == {"dist-worker-1", "dist-worker-2"}, hosts
     assert "peer.ship[0]" in hosts, hosts
@@ -349,7 +349,7 @@ def test_the_broker_restarted_loses_nothing(dist):
     deadline = time.monotonic() + 240  # and the workers take new tasks from the restarted broker
     while not [r for r in dist.api.runs(SHIP) if r["dag_run_id"] not in before and r["state"] == "success"]:
         assert time.monotonic() < deadline, "no ship run succeeded after the broker restart"
-        time.sleep(5)
+        time.sleep(2)
 
 
 def test_postgresql_restarted_loses_nothing_and_airflow_comes_back(dist):
@@ -370,7 +370,7 @@ def test_postgresql_restarted_loses_nothing_and_airflow_comes_back(dist):
     deadline = time.monotonic() + 240
     while not [r for r in dist.api.runs(SHIP) if r["dag_run_id"] not in before and r["state"] == "success"]:
         assert time.monotonic() < deadline, "no ship run succeeded after PostgreSQL's restart"
-        time.sleep(5)
+        time.sleep(2)
     assert dist.airflow.proc.poll() is None
 
 

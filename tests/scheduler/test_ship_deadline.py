@@ -77,7 +77,7 @@ def test_a_ship_run_past_the_lag_threshold_records_an_alert_shown_by_status_and_
             looked_at[run["dag_run_id"]] = shipped
             if looked_at[run["dag_run_id"]] == ROWS:
                 slow = run
-        time.sleep(5)
+        time.sleep(2)
 
     # Every alert names a run that overran the threshold (a run within it, like the first one when the
     # machine is not overloaded, never has one), and was recorded no earlier than queued + threshold.

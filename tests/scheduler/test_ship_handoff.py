@@ -72,7 +72,7 @@ def test_the_next_run_takes_the_window_over_and_every_row_arrives(stack, spark):
             if len(done) >= 2 and len(runs) >= 3:
                 break
             assert time.monotonic() < deadline, f"no two finished scheduled ship runs: {runs}"
-            time.sleep(5)
+            time.sleep(2)
     finally:
         stop.set()
         loader.join(60)

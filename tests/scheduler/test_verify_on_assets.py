@@ -61,7 +61,7 @@ def test_a_verify_run_triggered_by_a_commit_checks_the_interval_it_made_replicat
     deadline = time.monotonic() + 600
     while not [e for e in _asset_events(stack) if e["extra"].get("replicated_through_ms")]:
         assert time.monotonic() < deadline, "no ship run committed peer 1 with its replicated-through time"
-        time.sleep(5)
+        time.sleep(2)
     _first_at, last_at = _write(stack, 40, 40)  # replicated by a later commit: the interval to verify
 
     deadline = time.monotonic() + 900
@@ -76,7 +76,7 @@ def test_a_verify_run_triggered_by_a_commit_checks_the_interval_it_made_replicat
         if covering:
             break
         assert time.monotonic() < deadline, f"no asset-triggered verify run covered the second write: {checked}"
-        time.sleep(5)
+        time.sleep(2)
     run, targets = covering[0]
     (target,) = targets
     assert (target["peer_id"], target["table"]) == ("1", "t")
