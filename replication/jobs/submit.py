@@ -6,8 +6,10 @@ import hashlib
 import importlib.util
 import marshal
 import os
+import re
 import subprocess
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -132,6 +134,34 @@ def spark_submit(
     except subprocess.TimeoutExpired:
         raise SparkJobFailed(f"spark-submit {Path(script).name} did not finish within {timeout_s:.0f}s") from None
     if done.returncode != 0:
-        tail = "\n".join((done.stdout + done.stderr).splitlines()[-20:])
-        raise SparkJobFailed(f"spark-submit {Path(script).name} exited with {done.returncode}:\n{tail}")
+        output = done.stdout + done.stderr
+        log = Path(tempfile.gettempdir()) / f"hbrep-spark-submit-{name}-{os.getpid()}.log"
+        with os.fdopen(os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as out:  # owner-only
+            out.write(output)
+        raise SparkJobFailed(
+            f"spark-submit {Path(script).name} exited with {done.returncode}: {failure_cause(output)} "
+            f"(its output: {log})"
+        )
     return done
+
+
+_EXCEPTION_LINE = re.compile(r"^:?\s*(?:Caused by: )?[\w.$]+(?:Exception|Error)\b(?::.*)?$")
+
+
+def failure_cause(output: str) -> str:
+    """The one line of a failed Spark application's output that says why: the last exception of its Python
+    traceback (with the Java exception a ``Py4JJavaError`` wraps, on the line after it), else the last
+    exception line of the output, else its last line."""
+    lines = [line.rstrip() for line in output.splitlines() if line.strip()]
+    start = max((i for i, line in enumerate(lines) if line.startswith("Traceback (most recent call last)")), default=-1)
+    if start >= 0:
+        for i in range(start + 1, len(lines)):
+            if not lines[i][0].isspace() and _EXCEPTION_LINE.match(lines[i]):
+                cause = lines[i]
+                if "Py4JJavaError" in cause and i + 1 < len(lines) and lines[i + 1].startswith(": "):
+                    cause = lines[i + 1][2:]
+                return cause
+    found = [line.strip() for line in lines if _EXCEPTION_LINE.match(line.strip()) and not line.startswith("\t")]
+    if found:
+        return found[-1]
+    return lines[-1].strip() if lines else "no output"
