@@ -119,6 +119,8 @@ DEFAULTS: dict[str, str] = {
     "hbase.rpc.protection": "authentication",
     "hbase.ipc.client.fallback-to-simple-auth-allowed": "false",
     "hbase.unsafe.client.kerberos.hostname.disable.reversedns": "false",
+    # with hbase.rpc.protection=privacy, AES (HBase's CryptoAES) instead of the GSS wrap after the ConnectionHeader
+    "hbase.rpc.crypto.encryption.aes.enabled": "false",
     # HBase's RPC TLS on hbrep's HBase RPC client (replication/cluster/hbase_rpc/tls.py), HBase's keys
     "hbase.client.netty.tls.enabled": "false",
     "hbase.client.netty.tls.verify.server.hostname": "true",
@@ -375,6 +377,7 @@ VALIDATORS: dict[str, Validator] = {
     "hbase.rpc.protection": _protection,
     "hbase.ipc.client.fallback-to-simple-auth-allowed": _bool,
     "hbase.unsafe.client.kerberos.hostname.disable.reversedns": _bool,
+    "hbase.rpc.crypto.encryption.aes.enabled": _bool,
     "hbase.client.netty.tls.enabled": _bool,
     "hbase.client.netty.tls.verify.server.hostname": _bool,
     "hbase.rpc.tls.truststore.location": _pem_file,

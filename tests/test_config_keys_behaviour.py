@@ -272,6 +272,10 @@ BEHAVIOUR: dict[str, list[str]] = {
     "hbase.unsafe.client.kerberos.hostname.disable.reversedns": [
         "tests/cluster/hbase_rpc/test_sasl.py::test_kerberos_settings_come_from_hbases_keys"
     ],
+    "hbase.rpc.crypto.encryption.aes.enabled": [
+        "tests/secure/test_hbase_rpc_kerberos.py::test_privacy_with_aes_wraps_the_calls_with_hbases_crypto_aes",
+        "tests/cluster/hbase_rpc/test_sasl.py::test_kerberos_settings_come_from_hbases_keys",
+    ],
     # HBase's RPC TLS on hbrep's HBase RPC client, against a real HBase 2.6 serving TLS only
     "hbase.client.netty.tls.enabled": [
         "tests/secure/test_hbase_rpc_tls.py::test_master_and_table_commands_work_over_tls",

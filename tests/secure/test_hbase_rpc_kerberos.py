@@ -72,7 +72,9 @@ def secure_hbase(kerberized_zk, tmp_path_factory) -> Iterator[SecureHBase]:
     )
     cluster = RealHBase(tmp_path_factory.mktemp("hbase-kerberos"))
     key = f"127.0.0.1:{kerberized_zk.zookeeper.port}:/hbase-krb-{uuid.uuid4().hex[:8]}"
-    cluster.start(key, kerberos=kerberos)
+    # AES on the RPC for clients that ask for it in their ConnectionHeader (under privacy); the others keep the
+    # GSS wrap (ServerRpcConnection.setupCryptoCipher)
+    cluster.start(key, kerberos=kerberos, extra_site={"hbase.rpc.crypto.encryption.aes.enabled": "true"})
     try:
         table = f"krb_{uuid.uuid4().hex[:6]}"
         cluster.admin("create-table", table, "1", "a:0", "f:0")
@@ -165,6 +167,40 @@ def test_each_protection_the_server_allows_is_negotiated(secure_hbase, protectio
         assert isinstance(admin.list_replication_peers(), list)  # a second call, same connection
     finally:
         admin.close()
+
+
+def test_privacy_with_aes_wraps_the_calls_with_hbases_crypto_aes(secure_hbase):
+    """hbase.rpc.crypto.encryption.aes.enabled with privacy: the server sends its AES keys in a ConnectionHeaderResponse
+    and both sides wrap with CryptoAES from then on. A call the server could not unwrap would never be answered;
+    several calls, a put with a cell block and a get of it, go through on one connection."""
+    from replication.cluster.hbase_rpc.crypto_aes import CryptoAes
+
+    master, key = master_of(secure_hbase)
+    aes = {"hbase.rpc.protection": "privacy", "hbase.rpc.crypto.encryption.aes.enabled": "true"}
+    settings = secure_hbase.settings(**aes)
+    conf = Config.load(env={}, overrides=settings)
+    admin = MasterAdmin(master, key, rpc_timeout_s=30, kerberos=rpc_kerberos(conf))
+    try:
+        assert admin.is_master_running()
+        assert isinstance(admin.list_replication_peers(), list)
+        wrappers = [c._sasl for c in _connections(admin)]
+        assert wrappers and all(isinstance(w, CryptoAes) for w in wrappers), wrappers
+    finally:
+        admin.close()
+    with HBaseTableClient(key, conf) as client:
+        client.put(secure_hbase.table, b"aes-row", b"a", b"q", b"over-aes")
+        cells = client.get(secure_hbase.table, b"aes-row")
+    assert [(c.family, c.qualifier, c.value) for c in cells] == [(b"a", b"q", b"over-aes")]
+    # HBase's own Java client reads what hbrep wrote over AES
+    assert secure_hbase.cluster.admin("rows", secure_hbase.table)["aes-row"] == {"a:q": "over-aes"}
+
+
+def _connections(admin) -> list:
+    """The RpcConnections a MasterAdmin holds (attributes named ``*connection*``)."""
+    from replication.cluster.hbase_rpc.connection import RpcConnection
+
+    found = [value for value in vars(admin).values() if isinstance(value, RpcConnection)]
+    return found
 
 
 def test_a_ship_cycle_replicates_into_the_kerberized_hbase(secure_hbase, spark, tmp_path):

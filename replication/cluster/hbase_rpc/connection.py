@@ -8,7 +8,9 @@ raised as ``ConnectionFailed``; an exception the server returns for the call com
 
 With Kerberos (``rpc_kerberos.RpcKerberos``) the preamble names KERBEROS and a SASL GSSAPI exchange comes
 before the ConnectionHeader, as HBase's ``NettyRpcConnection`` does (``sasl.py``, ``gssapi.py``); when it
-agrees on integrity or privacy, every byte after it goes out and comes back in SASL-wrapped packets. A
+agrees on integrity or privacy, every byte after it goes out and comes back in SASL-wrapped packets (with
+``hbase.rpc.crypto.encryption.aes.enabled`` and privacy, AES-wrapped ones after the ConnectionHeader:
+``crypto_aes.py``). A
 refusal (no ticket, a server that does not know hbrep's principal, a SIMPLE server, a SIMPLE client at a
 Kerberos server) is a ``KerberosError`` with one line naming the server and what to set.
 """
@@ -22,6 +24,7 @@ from contextlib import suppress
 
 from google.protobuf.message import DecodeError, Message
 
+from replication.cluster.hbase_rpc.crypto_aes import TRANSFORMATION, CryptoAes
 from replication.cluster.hbase_rpc.framing import (
     CONNECTION_CALL_ID,
     FRAME_LENGTH,
@@ -32,7 +35,7 @@ from replication.cluster.hbase_rpc.framing import (
 )
 from replication.cluster.hbase_rpc.gssapi import GssapiClient
 from replication.cluster.hbase_rpc.preamble import connection_header, connection_start, preamble
-from replication.cluster.hbase_rpc.rpc_kerberos import FALLBACK_KEY, RpcKerberos
+from replication.cluster.hbase_rpc.rpc_kerberos import CRYPTO_AES_KEY, FALLBACK_KEY, RpcKerberos
 from replication.cluster.hbase_rpc.sasl import (
     AUTH_KERBEROS,
     SaslFrameError,
@@ -88,7 +91,7 @@ class RpcConnection:
         self.timeout_s = timeout_s
         self.tls = tls  # HBase's RPC TLS (replication/cluster/hbase_rpc/tls.py); None: plain text
         self.kerberos = kerberos  # SASL GSSAPI before the ConnectionHeader (rpc_kerberos.py); None: SIMPLE
-        self._sasl: GssapiClient | None = None  # the connection's SASL client while packets are wrapped
+        self._sasl: GssapiClient | CryptoAes | None = None  # what wraps the packets (GSSAPI, or AES after it)
         self._unwrapped = b""  # bytes unwrapped from the server's packets, not read yet
         self._answered = False  # whether the current socket has answered a call yet
         self._sock: socket.socket | None = None
@@ -132,9 +135,38 @@ class RpcConnection:
             sock.close()
             sasl.dispose()
             raise
-        header = connection_header(self.service, self.codec_class, user, self.version).SerializeToString()
-        self._send(sock, FRAME_LENGTH.pack(len(header)) + header)
+        header = connection_header(self.service, self.codec_class, user, self.version)
+        use_aes = self.kerberos.crypto_aes and isinstance(self._sasl, GssapiClient) and self._sasl.qop == "auth-conf"
+        if use_aes:
+            header.rpc_crypto_cipher_transformation = TRANSFORMATION
+        data = header.SerializeToString()
+        try:
+            self._send(sock, FRAME_LENGTH.pack(len(data)) + data)
+            if use_aes:
+                self._switch_to_aes(sock)
+        except BaseException:
+            sock.close()
+            self._close_sasl()
+            raise
         return sock
+
+    def _switch_to_aes(self, sock: socket.socket) -> None:
+        """Read the server's ConnectionHeaderResponse (still GSS-wrapped) and wrap with AES from then on."""
+        try:
+            (length,) = FRAME_LENGTH.unpack(self._read_exact(sock, FRAME_LENGTH.size))
+            answer = RPC_pb2.ConnectionHeaderResponse.FromString(self._read_exact(sock, length))
+        except TimeoutError:
+            raise ConnectionFailed(
+                f"{self.address} did not answer the AES cipher negotiation within {self.timeout_s:.0f}s: it does not "
+                f"have {CRYPTO_AES_KEY}=true; set it as the servers have it"
+            ) from None
+        except DecodeError as exc:
+            raise ConnectionFailed(f"{self.address}: its ConnectionHeaderResponse does not parse: {exc}") from None
+        if not answer.HasField("crypto_cipher_meta"):
+            raise ConnectionFailed(f"{self.address} answered the AES cipher negotiation without a cipher")
+        aes = CryptoAes(answer.crypto_cipher_meta)
+        self._close_sasl()
+        self._sasl, self._unwrapped = aes, b""
 
     def _negotiate(self, sock: socket.socket, sasl: GssapiClient, initial: bytes) -> str:
         """The SASL exchange after the KERBEROS preamble (``NettyHBaseSaslRpcClientHandler``); returns the user
@@ -274,6 +306,9 @@ class RpcConnection:
             with suppress(OSError):
                 self._sock.close()
             self._sock = None
+        self._close_sasl()
+
+    def _close_sasl(self) -> None:
         if self._sasl is not None:
             self._sasl.dispose()
             self._sasl, self._unwrapped = None, b""

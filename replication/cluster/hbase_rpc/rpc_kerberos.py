@@ -29,6 +29,7 @@ MASTER_PRINCIPAL_KEY = "hbase.master.kerberos.principal"
 REGIONSERVER_PRINCIPAL_KEY = "hbase.regionserver.kerberos.principal"
 FALLBACK_KEY = "hbase.ipc.client.fallback-to-simple-auth-allowed"
 NO_REVERSE_DNS_KEY = "hbase.unsafe.client.kerberos.hostname.disable.reversedns"
+CRYPTO_AES_KEY = "hbase.rpc.crypto.encryption.aes.enabled"  # AES instead of the GSS wrap under privacy
 MASTER_SERVICES = ("MasterService", "RegionServerStatusService", "LockService", "HbckService")
 HOST_PATTERN = "_HOST"
 
@@ -61,6 +62,7 @@ class RpcKerberos:
     qops: tuple[str, ...]
     fallback_allowed: bool = False
     reverse_dns: bool = True
+    crypto_aes: bool = False  # with privacy, ask the server for AES (crypto_aes.py) in the ConnectionHeader
 
     def principal_for(self, service: str, host: str) -> tuple[str, str]:
         """(service, host) of the server principal for ``service`` on ``host`` (``hbase``, ``rs1.example.com``);
@@ -96,4 +98,5 @@ def rpc_kerberos(conf: Config) -> RpcKerberos | None:
         qops=qops,
         fallback_allowed=conf.get_bool(FALLBACK_KEY, False),
         reverse_dns=not conf.get_bool(NO_REVERSE_DNS_KEY, False),
+        crypto_aes=conf.get_bool(CRYPTO_AES_KEY, False),
     )

@@ -125,6 +125,9 @@ def test_kerberos_settings_come_from_hbases_keys():
         Config.load(env={}, overrides={**keys, "hbase.ipc.client.fallback-to-simple-auth-allowed": "true"})
     )
     assert with_fallback is not None and with_fallback.fallback_allowed
+    assert not settings.crypto_aes  # AES after the GSS exchange only when asked for, as in HBase
+    with_aes = rpc_kerberos(Config.load(env={}, overrides={**keys, "hbase.rpc.crypto.encryption.aes.enabled": "true"}))
+    assert with_aes is not None and with_aes.crypto_aes
     unset = rpc_kerberos(Config.load(env={}, overrides={"hbase.security.authentication": "kerberos"}))
     with pytest.raises(ConfigError, match=r"needs hbase\.regionserver\.kerberos\.principal"):
         unset.principal_for("AdminService", "h")
