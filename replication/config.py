@@ -130,6 +130,10 @@ DEFAULTS: dict[str, str] = {
     "hbase.rpc.tls.keystore.location": "",
     "hbase.rpc.tls.keystore.type": "",
     "hbase.rpc.tls.keystore.password": "",
+    # ... and on the HBase RPC listener of hbrep's region servers (what a real HBase ships into), HBase's server keys
+    "hbase.server.netty.tls.enabled": "false",
+    "hbase.server.netty.tls.supportplaintext": "true",
+    "hbase.server.netty.tls.client.auth.mode": "NEED",
     "hbrep.source.ship.max.attempts": "10",
     # true: a peer's bandwidth is shared by its queues of the cycle (the whole cluster stays under it);
     # false (HBase's behaviour): every queue's source gets the peer's whole bandwidth
@@ -379,6 +383,9 @@ VALIDATORS: dict[str, Validator] = {
     "hbase.unsafe.client.kerberos.hostname.disable.reversedns": _bool,
     "hbase.rpc.crypto.encryption.aes.enabled": _bool,
     "hbase.client.netty.tls.enabled": _bool,
+    "hbase.server.netty.tls.enabled": _bool,
+    "hbase.server.netty.tls.supportplaintext": _bool,
+    "hbase.server.netty.tls.client.auth.mode": _choice("NONE", "OPTIONAL", "NEED"),
     "hbase.client.netty.tls.verify.server.hostname": _bool,
     "hbase.rpc.tls.truststore.location": _pem_file,
     "hbase.rpc.tls.truststore.type": _store_type,

@@ -276,6 +276,17 @@ BEHAVIOUR: dict[str, list[str]] = {
         "tests/secure/test_hbase_rpc_kerberos.py::test_privacy_with_aes_wraps_the_calls_with_hbases_crypto_aes",
         "tests/cluster/hbase_rpc/test_sasl.py::test_kerberos_settings_come_from_hbases_keys",
     ],
+    # HBase's RPC TLS on the HBase RPC listener of hbrep's region servers (HBase's server keys)
+    "hbase.server.netty.tls.enabled": [
+        "tests/secure/test_hbase_rpc_tls.py::test_a_real_hbase_replicates_into_hbreps_listener_over_tls_only",
+        "tests/cluster/hbase_rpc/test_server_tls.py::test_a_client_with_the_cas_certificate_is_served_and_the_others_are_refused",
+    ],
+    "hbase.server.netty.tls.supportplaintext": [
+        "tests/cluster/hbase_rpc/test_server_tls.py::test_plain_text_is_served_beside_tls_while_supportplaintext_is_on"
+    ],
+    "hbase.server.netty.tls.client.auth.mode": [
+        "tests/cluster/hbase_rpc/test_server_tls.py::test_client_auth_optional_serves_a_client_without_a_certificate"
+    ],
     # HBase's RPC TLS on hbrep's HBase RPC client, against a real HBase 2.6 serving TLS only
     "hbase.client.netty.tls.enabled": [
         "tests/secure/test_hbase_rpc_tls.py::test_master_and_table_commands_work_over_tls",

@@ -37,6 +37,7 @@ from kazoo.client import KazooClient
 from replication.cluster import hbase_registry
 from replication.cluster.errors import ClusterError, RegionServerAborted
 from replication.cluster.gc_tuning import tune_gc
+from replication.cluster.hbase_rpc import tls as hbase_rpc_tls
 from replication.cluster.hbase_rpc.server import HBaseRpcServer
 from replication.cluster.info import ClusterInfo, cluster_token, local_state_dir, read_cluster_info
 from replication.cluster.region import HRegion
@@ -246,12 +247,16 @@ class HRegionServer:
         RegionServerAborted when its port is taken.
 
         ``hbrep.regionserver.hbase.rpc.enabled``: ``true``, ``false``, or ``auto`` (the default): on
-        unless hbrep's own RPC is TLS only (``hbrep.rpc.tls.enabled``). The listener speaks HBase's
-        plain-text SIMPLE RPC without the cluster token (docs/security.md), which an operator who
-        asked for TLS must turn on knowingly (``true``).
+        unless hbrep's own RPC is TLS only (``hbrep.rpc.tls.enabled``) while this listener would still serve
+        plain text. The listener speaks HBase's SIMPLE RPC without the cluster token (docs/security.md), in
+        plain text unless ``hbase.server.netty.tls.enabled`` (then TLS, plain text too while
+        ``hbase.server.netty.tls.supportplaintext``); a plain-text listener beside a TLS-only hbrep RPC is
+        turned on knowingly (``true``).
         """
         enabled = self.conf.get_str("hbrep.regionserver.hbase.rpc.enabled")
-        if enabled == "false" or (enabled == "auto" and self.conf.get_bool("hbrep.rpc.tls.enabled")):
+        tls = hbase_rpc_tls.server_context(self.conf)  # HBase's RPC TLS on the listener (hbase.server.netty.tls.*)
+        plaintext = tls is None or self.conf.get_bool(hbase_rpc_tls.SUPPORT_PLAINTEXT)
+        if enabled == "false" or (enabled == "auto" and self.conf.get_bool("hbrep.rpc.tls.enabled") and plaintext):
             LOG.info("HBase RPC listener off (hbrep.regionserver.hbase.rpc.enabled=%s)", enabled)
             return
         wanted = self.conf.get_int("hbrep.regionserver.hbase.rpc.port")
@@ -262,6 +267,8 @@ class HRegionServer:
                 lambda request: self.replication_sink().replicate_request(request),
                 max_request=self.conf.get_int("hbase.ipc.max.request.size"),
                 advertised_host=advertised,
+                tls=tls,
+                plaintext_allowed=plaintext,
             )
         except OSError as exc:
             raise RegionServerAborted(f"could not bind the HBase RPC port {bind}:{wanted}: {exc.strerror}") from None

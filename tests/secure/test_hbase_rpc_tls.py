@@ -26,6 +26,7 @@ from replication.devstack.hbase import HBaseTls, RealHBase, make_tls
 from replication.devstack.tls_ca import ThrowAwayCA
 from replication.hbase.master_admin import MasterAdmin
 from replication.hbase.registry import MasterAddress, NoActiveMaster
+from replication.zk.client import connected
 from replication.zk.cluster_key import ClusterKey
 
 pytestmark = pytest.mark.slow
@@ -189,3 +190,43 @@ def test_a_client_without_a_certificate_is_refused_naming_the_key_store(tls_hbas
     line = one_error_line(hbrep(cluster, settings, "list_peers"))
     assert f":{cluster.layout().master_port}: TLS handshake failed" in line, line
     assert "hbase.rpc.tls.keystore.location" in line, line
+
+
+def test_a_real_hbase_replicates_into_hbreps_listener_over_tls_only(tls_hbase, zk_server, tmp_path):
+    """HBase's server keys on hbrep's region servers (hbase.server.netty.tls.enabled, no plain text, client
+    certificates demanded): the real HBase's own replication source, a TLS client presenting its certificate,
+    ships into hbrep's HBase RPC listener, and every cell arrives."""
+    from interop.helpers import assert_every_cell_arrives, create_on_both, hbase_table_cells, write_through_thrift
+
+    from replication.cluster.embedded import start_cluster
+    from replication.cluster.hbase_registry import hbase_cluster_key
+
+    cluster, tls = tls_hbase
+    key = f"127.0.0.1:{zk_server.port}:/hbrep-tls-sink-{uuid.uuid4().hex[:8]}"
+    conf = Config.load(env={}, overrides=tls.site())  # the cluster's CA and key store, HBase's server defaults
+    assert conf.get_str("hbase.server.netty.tls.client.auth.mode") == "NEED"
+    sink = start_cluster(key, str(tmp_path / "sink"), 1, conf=conf, name="tls-sink")
+    try:
+        sink.key = ClusterKey.parse(key)
+        table, peer = f"tls_in_{uuid.uuid4().hex[:6]}", f"hbrep{uuid.uuid4().hex[:6]}"
+        create_on_both(sink, cluster, table)
+        peer_key = hbase_cluster_key(sink.key, sink.paths)
+        cluster.admin(
+            "add-peer",
+            json.dumps({"id": peer, "cluster_key": peer_key, "replicate_all": False, "table_cfs": {table: []}}),
+        )
+        try:
+            expected = write_through_thrift(cluster, table, 200)
+            assert hbase_table_cells(cluster, table) == expected
+            assert_every_cell_arrives(sink, table, expected)
+        finally:
+            cluster.admin("remove-peer", peer)
+        # the listener HBase used serves TLS only: a plain-text preamble gets the connection closed, no answer
+        with connected(sink.key) as zk:
+            (listener,) = zk.get_children(f"{sink.paths.hbase_rpc}/rs")
+        port = int(listener.split(",")[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as plain:
+            plain.sendall(b"HBas\x00\x50")
+            assert plain.recv(1024) == b""
+    finally:
+        sink.stop()

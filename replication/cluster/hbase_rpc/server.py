@@ -6,6 +6,9 @@ ZooKeeper and calls ``AdminService.ReplicateWALEntry`` over HBase's RPC (HBase 2
 ``NettyRpcConnection`` and ``NettyRpcDuplexHandler`` on the client, ``ServerRpcConnection`` on the
 server). One connection, as this listener reads it:
 
+0. with TLS (``hbase.server.netty.tls.enabled``, ``tls.server_context``) a TLS handshake first, as HBase's
+   Netty server; a client whose first byte is not a TLS record is served in plain text only while
+   ``hbase.server.netty.tls.supportplaintext`` is true (HBase's ``OptionalSslHandler`` looks the same way);
 1. the 6-byte preamble ``HBas`` | version 0 | auth 80 (SIMPLE; no SASL here, see docs/security.md);
 2. int32 length | ConnectionHeader (service ``AdminService``, cell codec ``KeyValueCodecWithTags`` or
    ``KeyValueCodec``, no compressor). A SIMPLE client expects no answer; a header this listener
@@ -27,6 +30,7 @@ from __future__ import annotations
 import logging
 import socket
 import socketserver
+import ssl
 import threading
 from collections.abc import Callable
 from contextlib import suppress
@@ -55,6 +59,8 @@ UNSUPPORTED_CODEC = "org.apache.hadoop.hbase.ipc.UnsupportedCellCodecException"
 UNSUPPORTED_COMPRESSOR = "org.apache.hadoop.hbase.ipc.UnsupportedCompressionCodecException"
 UNSUPPORTED_OPERATION = "java.lang.UnsupportedOperationException"
 MAX_CONNECTION_HEADER = 64 * 1024
+TLS_HANDSHAKE_RECORD = 0x16  # the first byte of a TLS ClientHello
+TLS_HANDSHAKE_TIMEOUT_S = 30.0
 
 Replicate = Callable[[Admin_pb2.ReplicateWALEntryRequest], None]
 
@@ -106,6 +112,11 @@ class _Connection(socketserver.BaseRequestHandler):
         owner = self.server.owner
         owner._track(sock, True)
         try:
+            if owner.tls is not None:
+                secured = self._secure(sock, owner)
+                if secured is None:
+                    return
+                sock = secured
             self._serve(sock, owner)
         except ConnectionRefused as refused:
             LOG.warning("HBase RPC connection from %s refused: %s", self.client_address, refused)
@@ -116,7 +127,29 @@ class _Connection(socketserver.BaseRequestHandler):
             if not owner.stopped.is_set():
                 LOG.warning("HBase RPC connection from %s dropped: %s", self.client_address, exc)
         finally:
-            owner._track(sock, False)
+            owner._track(self.request, False)
+
+    def _secure(self, sock: socket.socket, owner: HBaseRpcServer) -> socket.socket | None:
+        """The TLS socket of this connection, the plain one when plain text is allowed and the client speaks it,
+        or None (the connection refused, logged in one line)."""
+        assert owner.tls is not None
+        sock.settimeout(TLS_HANDSHAKE_TIMEOUT_S)
+        first = sock.recv(1, socket.MSG_PEEK)
+        if not first:
+            return None
+        if first[0] != TLS_HANDSHAKE_RECORD:
+            if owner.plaintext_allowed:
+                sock.settimeout(None)
+                return sock
+            LOG.warning("HBase RPC connection from %s refused: plain text on a TLS-only listener", self.client_address)
+            return None
+        try:
+            secured = owner.tls.wrap_socket(sock, server_side=True)
+        except (ssl.SSLError, OSError) as exc:
+            LOG.warning("HBase RPC connection from %s refused: TLS handshake failed: %s", self.client_address, exc)
+            return None
+        secured.settimeout(None)
+        return secured  # stop() shuts the raw socket down, which ends the TLS one too
 
     def _serve(self, sock: socket.socket, owner: HBaseRpcServer) -> None:
         start = _read_exact(sock, 6)
@@ -165,11 +198,23 @@ class _Listener(socketserver.ThreadingTCPServer):
 class HBaseRpcServer:
     """An HBase RPC listener on ``host:port`` (0 = a free port) whose ReplicateWALEntry calls go to ``replicate``.
 
-    ``advertised_host`` names this server in the exceptions it returns.
+    ``advertised_host`` names this server in the exceptions it returns; ``tls`` serves TLS (see step 0 above).
     """
 
-    def __init__(self, host: str, port: int, replicate: Replicate, *, max_request: int, advertised_host: str = ""):
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        replicate: Replicate,
+        *,
+        max_request: int,
+        advertised_host: str = "",
+        tls: ssl.SSLContext | None = None,
+        plaintext_allowed: bool = True,
+    ):
         self.replicate = replicate
+        self.tls = tls  # HBase's RPC TLS on this listener (tls.server_context); None: plain text only
+        self.plaintext_allowed = plaintext_allowed  # with tls: plain-text clients still served
         self.max_request = max_request
         self.stopped = threading.Event()
         self._sockets: set[socket.socket] = set()

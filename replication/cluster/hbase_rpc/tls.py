@@ -9,6 +9,11 @@
 - ``hbase.client.netty.tls.verify.server.hostname``: the server's certificate must name the host connected
   to (default true, as HBase).
 
+The same stores serve the HBase RPC listener of hbrep's region servers (what a real HBase ships into), with
+HBase's server keys: ``hbase.server.netty.tls.enabled`` (TLS on the listener), ``.supportplaintext`` (plain-text
+clients still served, HBase's default true), ``.client.auth.mode`` (``NEED``, HBase's default, ``OPTIONAL`` or
+``NONE``: client certificates verified against the trust store).
+
 A type left empty is taken from the file's extension (``.jks``, ``.p12``/``.pfx``, ``.bcfks``, else PEM), as
 HBase does. JKS and BCFKS stores are Java's formats: hbrep refuses them with one line saying to convert.
 """
@@ -31,6 +36,10 @@ VERIFY_SERVER_HOSTNAME = "hbase.client.netty.tls.verify.server.hostname"
 TRUSTSTORE = "hbase.rpc.tls.truststore"
 KEYSTORE = "hbase.rpc.tls.keystore"
 PLAIN_TEXT_HINT = f"plain text: if the server demands TLS, set {ENABLED}=true"
+SERVER_ENABLED = "hbase.server.netty.tls.enabled"
+SUPPORT_PLAINTEXT = "hbase.server.netty.tls.supportplaintext"
+CLIENT_AUTH_MODE = "hbase.server.netty.tls.client.auth.mode"
+_VERIFY_MODES = {"NONE": ssl.CERT_NONE, "OPTIONAL": ssl.CERT_OPTIONAL, "NEED": ssl.CERT_REQUIRED}
 
 
 def store_type(conf: Config, prefix: str) -> str:
@@ -70,9 +79,9 @@ def _check_readable_type(conf: Config, prefix: str) -> str:
     return kind
 
 
-def _trust(context: ssl.SSLContext, conf: Config) -> None:
+def _trust(context: ssl.SSLContext, conf: Config, purpose: ssl.Purpose = ssl.Purpose.SERVER_AUTH) -> None:
     if not conf.get_str(f"{TRUSTSTORE}.location", ""):
-        context.load_default_certs(ssl.Purpose.SERVER_AUTH)
+        context.load_default_certs(purpose)
         return
     if _check_readable_type(conf, TRUSTSTORE) == "PKCS12":
         store = _pkcs12(conf, TRUSTSTORE)
@@ -131,6 +140,25 @@ def client_context(conf: Config) -> ssl.SSLContext | None:
     context.check_hostname = conf.get_bool(VERIFY_SERVER_HOSTNAME, True)
     context.verify_mode = ssl.CERT_REQUIRED
     _trust(context, conf)
+    _identity(context, conf)
+    return context
+
+
+def server_context(conf: Config) -> ssl.SSLContext | None:
+    """The TLS context of the HBase RPC listener (None when ``hbase.server.netty.tls.enabled`` is false): the key
+    store's certificate presented, client certificates verified against the trust store as
+    ``hbase.server.netty.tls.client.auth.mode`` says; ConfigError naming the key when a store cannot be read or
+    no key store is set."""
+    if not conf.get_bool(SERVER_ENABLED, False):
+        return None
+    if not conf.get_str(f"{KEYSTORE}.location", ""):
+        raise ConfigError(f"{SERVER_ENABLED}=true needs {KEYSTORE}.location: the listener's certificate and key")
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    mode = conf.get_str(CLIENT_AUTH_MODE, "NEED").strip().upper()
+    context.verify_mode = _VERIFY_MODES[mode]
+    if mode != "NONE":
+        _trust(context, conf, ssl.Purpose.CLIENT_AUTH)
     _identity(context, conf)
     return context
 
