@@ -385,7 +385,8 @@ VALIDATORS: dict[str, Validator] = {
     "hbase.client.netty.tls.enabled": _bool,
     "hbase.server.netty.tls.enabled": _bool,
     "hbase.server.netty.tls.supportplaintext": _bool,
-    "hbase.server.netty.tls.client.auth.mode": _choice("NONE", "OPTIONAL", "NEED"),
+    # any case, as HBase's X509Util.ClientAuth.fromPropertyValue (valueOf of the upper-cased value)
+    "hbase.server.netty.tls.client.auth.mode": lambda raw: _choice("NONE", "OPTIONAL", "NEED")(raw.strip().upper()),
     "hbase.client.netty.tls.verify.server.hostname": _bool,
     "hbase.rpc.tls.truststore.location": _pem_file,
     "hbase.rpc.tls.truststore.type": _store_type,
