@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from interop.helpers import cycle_on
+from interop.helpers import cycle_on, hbase_peer_into_hbrep
 from source_helpers import cells, mutate, run_cli
 
 from replication.config import Config
@@ -228,18 +228,12 @@ def test_a_bulk_load_reaches_an_hbrep_cluster_peer(bulk_source, hbrep_cluster, s
 def test_hbases_own_replication_brings_a_bulk_load_into_hbrep(bulk_source, hbrep_cluster, tmp_path: Path):
     """HBase's own source (an ENABLED native peer to hbrep's HBase RPC listener) ships the bulk-load marker
     with the source's directories; hbrep's sink reads the store file and writes its cells."""
-    from replication.cluster.hbase_registry import hbase_cluster_key
-
     source = bulk_source
-    key, table, peer = source.layout().cluster_key, f"native_{uuid.uuid4().hex[:8]}", f"n{uuid.uuid4().hex[:6]}"
+    key, table = source.layout().cluster_key, f"native_{uuid.uuid4().hex[:8]}"
     source.admin("create-table", table, "3", "a:1")
     families = [ColumnFamilyDescriptor("a", scope=1, max_versions=3)]
     TableRegistry(LocalFileSystem(), hbrep_cluster.root).create(TableDescriptor.of(table, *families))
-    peer_key = hbase_cluster_key(hbrep_cluster.key, hbrep_cluster.paths)
-    source.admin(
-        "add-peer", json.dumps({"id": peer, "cluster_key": peer_key, "replicate_all": False, "table_cfs": {table: []}})
-    )
-    try:
+    with hbase_peer_into_hbrep(source, hbrep_cluster.key, hbrep_cluster.paths, table):
         hfiles = tmp_path / "hfiles"
         source.run_tool(HFILE_TOOL, ["write", hfiles.as_uri(), "a", str(BULK_ROWS), "native", "7000"])
         source.run_tool(BULK_LOAD_TOOL, [hfiles.as_uri(), table], heap_mb=384)
@@ -249,5 +243,3 @@ def test_hbases_own_replication_brings_a_bulk_load_into_hbrep(bulk_source, hbrep
         while cells(str(hbrep_cluster.key), table, raw=False) != expected:
             assert time.monotonic() < deadline, "HBase's bulk load did not arrive in hbrep within 180 s"
             time.sleep(2)
-    finally:
-        source.admin("remove-peer", peer)

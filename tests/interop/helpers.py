@@ -4,17 +4,21 @@ time, cluster ids, scopes, nonces, tags)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from cluster.helpers import wal_entries
 
+from replication.cluster.hbase_registry import hbase_cluster_key
 from replication.devstack.hbase import HBaseError
 from replication.devstack.jvm import port_accepts
 from replication.fs import LocalFileSystem
@@ -213,6 +217,20 @@ def hbrep_json_here(*args: str, cluster: str) -> Any:
 # a table on real HBase and the same on an embedded hbrep cluster, for HBase replicating into hbrep
 SINK_VERSIONS = 3
 ARRIVAL_TIMEOUT_S = 180
+
+
+@contextlib.contextmanager
+def hbase_peer_into_hbrep(real_hbase, key: ClusterKey, paths: ZNodePaths, table: str) -> Iterator[str]:
+    """A peer on the real HBase that replicates ``table`` natively into the hbrep cluster ``key`` (the cluster key
+    hbrep registers for HBase, ``hbase_cluster_key``), added through HBase's Admin API and removed at the end;
+    yields its id."""
+    peer = f"hbrep{uuid.uuid4().hex[:6]}"
+    config = {"id": peer, "cluster_key": hbase_cluster_key(key, paths), "replicate_all": False}
+    real_hbase.admin("add-peer", json.dumps({**config, "table_cfs": {table: []}}))
+    try:
+        yield peer
+    finally:
+        real_hbase.admin("remove-peer", peer)
 
 
 def create_on_both(hbrep_sink, real_hbase, table: str) -> None:

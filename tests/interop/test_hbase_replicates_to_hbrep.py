@@ -10,7 +10,6 @@ and hbrep's WAL keys of those edits carry HBase's cluster id (HBase's hbaseid), 
 
 from __future__ import annotations
 
-import json
 import time
 import uuid
 
@@ -21,11 +20,11 @@ from interop.helpers import (
     assert_every_cell_arrives,
     assert_hbrep_wal_keeps_hbase_cluster_id,
     create_on_both,
+    hbase_peer_into_hbrep,
     hbase_table_cells,
     write_through_thrift,
 )
 
-from replication.cluster.hbase_registry import hbase_cluster_key
 from replication.fs import LocalFileSystem
 from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
 
@@ -34,19 +33,11 @@ pytestmark = pytest.mark.slow
 
 def test_real_hbase_replicates_every_row_into_hbrep_with_its_cluster_id_kept(hbrep_sink, real_hbase):
     table = f"native_{uuid.uuid4().hex[:8]}"
-    peer = f"hbrep{uuid.uuid4().hex[:6]}"
     create_on_both(hbrep_sink, real_hbase, table)
-    peer_key = hbase_cluster_key(hbrep_sink.key, hbrep_sink.paths)
-    real_hbase.admin(
-        "add-peer",
-        json.dumps({"id": peer, "cluster_key": peer_key, "replicate_all": False, "table_cfs": {table: []}}),
-    )
-    try:
+    with hbase_peer_into_hbrep(real_hbase, hbrep_sink.key, hbrep_sink.paths, table):
         expected = write_through_thrift(real_hbase, table, 500)
         assert hbase_table_cells(real_hbase, table) == expected
         assert_every_cell_arrives(hbrep_sink, table, expected)
-    finally:
-        real_hbase.admin("remove-peer", peer)
 
     assert_hbrep_wal_keeps_hbase_cluster_id(hbrep_sink, real_hbase, table, expected)
 
@@ -61,14 +52,8 @@ def _hbase_log_mentions(real_hbase, *needles: str) -> bool:
 
 def test_a_table_missing_on_hbrep_is_a_table_not_found_for_hbase_which_retries_until_it_exists(hbrep_sink, real_hbase):
     table = f"late_{uuid.uuid4().hex[:8]}"
-    peer = f"hbrep{uuid.uuid4().hex[:6]}"
     real_hbase.admin("create-table", table, str(SINK_VERSIONS), "a:1", "b:1")  # on HBase only, for now
-    peer_key = hbase_cluster_key(hbrep_sink.key, hbrep_sink.paths)
-    real_hbase.admin(
-        "add-peer",
-        json.dumps({"id": peer, "cluster_key": peer_key, "replicate_all": False, "table_cfs": {table: []}}),
-    )
-    try:
+    with hbase_peer_into_hbrep(real_hbase, hbrep_sink.key, hbrep_sink.paths, table):
         expected = write_through_thrift(real_hbase, table, 50)
         # HBase's endpoint gets hbrep's answer as a RemoteException of TableNotFoundException and logs it
         said = f"RemoteWithExtrasException: org.apache.hadoop.hbase.TableNotFoundException: table {table} "
@@ -81,5 +66,3 @@ def test_a_table_missing_on_hbrep_is_a_table_not_found_for_hbase_which_retries_u
         families = [ColumnFamilyDescriptor(f, scope=1, max_versions=SINK_VERSIONS) for f in ("a", "b")]
         TableRegistry(LocalFileSystem(), hbrep_sink.root).create(TableDescriptor.of(table, *families))
         assert_every_cell_arrives(hbrep_sink, table, expected)
-    finally:
-        real_hbase.admin("remove-peer", peer)

@@ -11,17 +11,15 @@ would show up as a second entry of the row (the copy coming back with both ids).
 
 from __future__ import annotations
 
-import json
 import time
 import uuid
 from collections import Counter
 
 import pytest
 from cluster.helpers import wal_entries
-from interop.helpers import hbase_read_live
+from interop.helpers import hbase_peer_into_hbrep, hbase_read_live
 
 from replication.cluster.embedded import start_cluster
-from replication.cluster.hbase_registry import hbase_cluster_key
 from replication.config import Config
 from replication.fs import LocalFileSystem
 from replication.jobs.launch import runner_for
@@ -134,20 +132,8 @@ def test_two_way_a_embedded_b_real_hbase_every_row_arrives_once_and_never_loops(
     hbase_key = ClusterKey.parse(real_hbase.layout().cluster_key)
     with connected(hbase_key) as zk:
         b_id = str(read_cluster_id(zk, ZNodePaths(parent=hbase_key.znode_parent)))
-    peer = f"a{uuid.uuid4().hex[:6]}"
-    a_for_hbase = hbase_cluster_key(cluster_a.key, ZNodePaths(cluster_a.conf, parent=cluster_a.key.znode_parent))
-    real_hbase.admin(
-        "add-peer",
-        json.dumps(
-            {
-                "id": peer,
-                "cluster_key": a_for_hbase,
-                "replicate_all": False,
-                "table_cfs": {table: []},
-            }
-        ),
-    )
-    try:
+    a_paths = ZNodePaths(cluster_a.conf, parent=cluster_a.key.znode_parent)
+    with hbase_peer_into_hbrep(real_hbase, cluster_a.key, a_paths, table):
         # rows written on A, shipped to B by hbrep's cycle
         put = int(CellType.PUT)
         rows_a = [f"a-row{i:04d}".encode() for i in range(ROWS)]
@@ -176,8 +162,6 @@ def test_two_way_a_embedded_b_real_hbase_every_row_arrives_once_and_never_loops(
         both = written_a | written_b
         assert _cells_a(cluster_a, table) == both
         assert _cells_b(real_hbase, table) == both
-    finally:
-        real_hbase.admin("remove-peer", peer)
 
     a_counts, b_counts = _arrivals_a(cluster_a, table), _arrivals_b(real_hbase, table)
     shipped = sum(q.metrics.get("shippedOps", 0) for r in reports for q in r.queues)

@@ -196,10 +196,15 @@ def test_a_real_hbase_replicates_into_hbreps_listener_over_tls_only(tls_hbase, z
     """HBase's server keys on hbrep's region servers (hbase.server.netty.tls.enabled, no plain text, client
     certificates demanded): the real HBase's own replication source, a TLS client presenting its certificate,
     ships into hbrep's HBase RPC listener, and every cell arrives."""
-    from interop.helpers import assert_every_cell_arrives, create_on_both, hbase_table_cells, write_through_thrift
+    from interop.helpers import (
+        assert_every_cell_arrives,
+        create_on_both,
+        hbase_peer_into_hbrep,
+        hbase_table_cells,
+        write_through_thrift,
+    )
 
     from replication.cluster.embedded import start_cluster
-    from replication.cluster.hbase_registry import hbase_cluster_key
 
     cluster, tls = tls_hbase
     key = f"127.0.0.1:{zk_server.port}:/hbrep-tls-sink-{uuid.uuid4().hex[:8]}"
@@ -208,19 +213,12 @@ def test_a_real_hbase_replicates_into_hbreps_listener_over_tls_only(tls_hbase, z
     sink = start_cluster(key, str(tmp_path / "sink"), 1, conf=conf, name="tls-sink")
     try:
         sink.key = ClusterKey.parse(key)
-        table, peer = f"tls_in_{uuid.uuid4().hex[:6]}", f"hbrep{uuid.uuid4().hex[:6]}"
+        table = f"tls_in_{uuid.uuid4().hex[:6]}"
         create_on_both(sink, cluster, table)
-        peer_key = hbase_cluster_key(sink.key, sink.paths)
-        cluster.admin(
-            "add-peer",
-            json.dumps({"id": peer, "cluster_key": peer_key, "replicate_all": False, "table_cfs": {table: []}}),
-        )
-        try:
+        with hbase_peer_into_hbrep(cluster, sink.key, sink.paths, table):
             expected = write_through_thrift(cluster, table, 200)
             assert hbase_table_cells(cluster, table) == expected
             assert_every_cell_arrives(sink, table, expected)
-        finally:
-            cluster.admin("remove-peer", peer)
         # the listener HBase used serves TLS only: a plain-text preamble gets the connection closed, no answer
         with connected(sink.key) as zk:
             (listener,) = zk.get_children(f"{sink.paths.hbase_rpc}/rs")
