@@ -80,17 +80,13 @@ def secure_hdfs(kerberized_zk, tmp_path_factory) -> Iterator[SecureHdfs]:
 
 
 @pytest.fixture
-def as_hbrep(kerberized_zk) -> Iterator[KerberosIdentity]:
-    """This process logged in as hbrep's principal from its keytab (and back to no identity after)."""
-    saved = {name: os.environ.get(name) for name in ("KRB5CCNAME", "KRB5_CLIENT_KTNAME")}
+def as_hbrep(kerberized_zk, monkeypatch) -> KerberosIdentity:
+    """This process logged in as hbrep's principal from its keytab (its ticket cache variables restored after)."""
+    for name in ("KRB5CCNAME", "KRB5_CLIENT_KTNAME"):
+        monkeypatch.delenv(name, raising=False)  # monkeypatch puts back what was there, whatever login() sets
     identity = KerberosIdentity(kerberized_zk.hbrep.principal, str(kerberized_zk.hbrep.path))
     login(identity)
-    yield identity
-    for name, value in saved.items():
-        if value is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = value
+    return identity
 
 
 def test_a_wal_hbrep_writes_on_kerberized_hdfs_reads_back_and_hdfs_saw_hbreps_principal(secure_hdfs, as_hbrep):
@@ -115,11 +111,11 @@ def test_a_wal_hbrep_writes_on_kerberized_hdfs_reads_back_and_hdfs_saw_hbreps_pr
     assert secure_hdfs.audit_users(path) == {"hbrep (auth:KERBEROS)", "hbrep (auth:TOKEN)"}
 
 
-def test_refusals_are_one_line_and_write_nothing(secure_hdfs, kerberized_zk, as_hbrep):
+def test_refusals_are_one_line_and_write_nothing(secure_hdfs, kerberized_zk, as_hbrep, monkeypatch):
     path = f"{ROOT}/refused-{uuid.uuid4().hex[:6]}"
     # no ticket: an empty cache and no keytab
-    os.environ["KRB5CCNAME"] = f"FILE:{kerberized_zk.kdc.state_dir / 'no-cache'}"
-    os.environ.pop("KRB5_CLIENT_KTNAME", None)
+    monkeypatch.setenv("KRB5CCNAME", f"FILE:{kerberized_zk.kdc.state_dir / 'no-cache'}")
+    monkeypatch.delenv("KRB5_CLIENT_KTNAME", raising=False)
     fs, _ = get_filesystem(secure_hdfs.uri(ROOT))
     with pytest.raises(FileSystemError) as no_ticket:
         fs.create(path).close()
