@@ -42,8 +42,9 @@ demo: install | postgresql
 	$(PY) -m replication.devstack.demo
 
 # Real HBase -> hbrep's DAGs -> real HBase, a region server SIGKILLed, HBase's VerifyReplication at the end.
+# SECURE=1: the same Kerberized (a KDC made for the run, SASL on ZooKeeper and on every HBase RPC).
 demo-hbase: install | postgresql
-	$(PY) -m replication.devstack.demo_hbase
+	$(PY) -m replication.devstack.demo_hbase $(if $(filter 1,$(SECURE)),--secure,)
 
 # The reliability suite in its long form (more rows, more rounds); rewrites RELIABILITY.md.
 chaos: install

@@ -61,3 +61,16 @@ def open_source(zk: KazooClient, key: ClusterKey, conf: Config) -> SourceCluster
     migrate_legacy_znodes(zk, paths)
     fs, root = get_filesystem(recorded)
     return SourceCluster(key, paths, root, read_cluster_id(zk, paths), fs, root_uri=recorded, kind=kind)
+
+
+def source_name(zk: KazooClient, key: ClusterKey, conf: Config) -> str:
+    """The name the source goes by in Airflow's asset URIs (``hbrep://<name>/peer/<id>``): an hbrep cluster's
+    recorded name; for a real HBase registered by ``add_peer --shadow`` (it has no ClusterInfo), ``hbase-`` and
+    HBase's own cluster id (``<parent>/hbaseid``). NoClusterInfo when it is neither."""
+    paths = ZNodePaths(conf, parent=key.znode_parent)
+    try:
+        return read_cluster_info(zk, paths).name
+    except NoClusterInfo as exc:
+        if read_hbase_source(zk, paths) is None:
+            raise NoClusterInfo(f"{exc} (nor a real HBase source: see `hbrep add_peer --shadow`)") from None
+        return f"hbase-{read_cluster_id(zk, paths)}"

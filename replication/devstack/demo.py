@@ -22,7 +22,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,7 @@ from replication.devstack.airflow_stack import (
     launch_standalone,
     metadata_database,
 )
+from replication.devstack.secure_realm import SecureRealm
 from replication.devstack.spark_connect import SparkConnectServer
 from replication.devstack.zookeeper import ZooKeeperServer
 from replication.fs import get_filesystem
@@ -43,7 +44,7 @@ from replication.monitoring.status import replication_status
 from replication.net import free_port
 from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
 from replication.wal.model import Cell, CellType
-from replication.zk.client import connected
+from replication.zk.client import connected, zk_options
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import ReplicationPeerConfig, ReplicationPeerStorage
@@ -64,10 +65,16 @@ def say(message: str) -> None:
 
 
 def demo_environment(
-    state: Path, source_key: str, api_port: int, spark_connect_port: int | None = None, *, database: str
+    state: Path,
+    source_key: str,
+    api_port: int,
+    spark_connect_port: int | None = None,
+    *,
+    database: str,
+    more: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
     """The embedded stack's Airflow environment (metadata database at the SQLAlchemy URL ``database``),
-    quieter, with the demo's settings; DAGs start paused (the
+    quieter, with the demo's settings and ``more`` variables; DAGs start paused (the
     demo unpauses the three it runs) and hbrep_verify starts today, so its scheduler adds no catchup runs.
     The ship DAG runs on the Spark Connect server at ``spark_connect_port`` when given (one pass per run)."""
     extra = {
@@ -76,6 +83,7 @@ def demo_environment(
         "HBREP_VERIFY_START": time.strftime("%Y-%m-%d", time.gmtime()),
     }
     extra.update({"HBREP__" + key.replace(".", "__"): value for key, value in DEMO_CONF.items()})
+    extra.update(more or {})
     return airflow_environment(
         state / "airflow",
         source_key,
@@ -101,7 +109,7 @@ def wait_replicated(source: ClusterKey, conf: Config, timeout: float = 600) -> N
     ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
     while True:
-        with connected(source) as zk:
+        with connected(source, **zk_options(conf)) as zk:
             queues = replication_status(zk, source, conf).queues
         left = {q.queue: q.pendingBytes for q in queues if q.pendingBytes or q.replicationLag}
         if not left:
@@ -128,12 +136,16 @@ def write_load(cluster: EmbeddedCluster, rows: int, kill_at: int, killed: list[s
             acked.append(min(rows, start + 100))
 
 
-def start_services(stack: contextlib.ExitStack, state: Path, log: Path) -> tuple[str, str, AirflowStandalone]:
+def start_services(
+    stack: contextlib.ExitStack, state: Path, log: Path, realm: SecureRealm | None = None
+) -> tuple[str, str, AirflowStandalone]:
     """ZooKeeper, PostgreSQL (Airflow's metadata database), Airflow (booting in the background) and the
     Spark Connect server, each stopped by ``stack``; the cluster keys ``/hbase-a`` and ``/hbase-b`` on
-    that ZooKeeper, and Airflow."""
-    zk_server = ZooKeeperServer(state / "zk", free_port())
-    say(f"starting ZooKeeper (pyspark's jars) on {zk_server.hosts}")
+    that ZooKeeper, and Airflow. With ``realm``, ZooKeeper demands Kerberos of every client and Airflow's
+    processes run hbrep as the realm's ``hbrep`` principal (its keytab)."""
+    sasl = realm.zookeeper_sasl() if realm is not None else None
+    zk_server = ZooKeeperServer(state / "zk", free_port(), sasl=sasl)
+    say(f"starting ZooKeeper (pyspark's jars) on {zk_server.hosts}{' (SASL/Kerberos only)' if sasl else ''}")
     zk_server.start()
     stack.callback(zk_server.stop)
     key_a, key_b = f"{zk_server.hosts}:/hbase-a", f"{zk_server.hosts}:/hbase-b"
@@ -142,7 +154,8 @@ def start_services(stack: contextlib.ExitStack, state: Path, log: Path) -> tuple
     if postgres is not None:
         say(f"started PostgreSQL on 127.0.0.1:{postgres.port}, Airflow's metadata database")
         stack.callback(postgres.stop)  # after Airflow's stop (callbacks run last first)
-    env = demo_environment(state, key_a, free_port(), spark.port, database=database)
+    more = realm.hbrep_environment() if realm is not None else None
+    env = demo_environment(state, key_a, free_port(), spark.port, database=database, more=more)
     airflow = launch_standalone(env, log)  # boots (scheduler, API server, ...) while the clusters start
     stack.callback(airflow.stop)
     say(f"starting the Spark Connect server (pyspark's jars) on {spark.url}, the ship DAG's engine")
@@ -250,18 +263,22 @@ def run_demo(
     prog: str,
     description: str,
     default_rows: int,
-    run_fn: Callable[[int, Path], dict[str, Any]],
+    run_fn: Callable[..., dict[str, Any]],
     report_fn: Callable[[dict[str, Any]], None],
+    switches: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """Parse ``--rows``/``--state``, run the demo in its state folder, print its report; the report."""
+    """Parse ``--rows``/``--state`` and the on/off ``switches`` (name -> help; passed to ``run_fn`` as keyword
+    arguments), run the demo in its state folder, print its report; the report."""
     parser = argparse.ArgumentParser(prog=prog, description=description)
     parser.add_argument("--rows", type=int, default=default_rows, help=f"rows to write (default {default_rows})")
     parser.add_argument("--state", help="folder for all state (default: a new temporary folder)")
+    for name, text in (switches or {}).items():
+        parser.add_argument(f"--{name}", action="store_true", help=text)
     args = parser.parse_args(argv)
     state = Path(args.state or tempfile.mkdtemp(prefix=f"hbrep-{prog.split()[-1]}-")).resolve()
     state.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    report = run_fn(args.rows, state)
+    report = run_fn(args.rows, state, **{name: getattr(args, name) for name in switches or {}})
     report_fn(report)
     say(f"done in {time.monotonic() - started:.0f}s")
     return report

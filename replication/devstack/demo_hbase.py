@@ -14,6 +14,15 @@
    under the scheduler: HBase's snapshot and ExportSnapshot into B's rootdir, clone_snapshot on B, the
    edits written meanwhile shipped by the seed's helper peer; HBase's VerifyReplication of it; a report.
 Everything it started is stopped at the end, also on failure or Ctrl-C.
+
+``--secure`` (``make demo-hbase SECURE=1``) runs the same story Kerberized: an MIT KDC made for the run
+(``secure_realm.py``), ZooKeeper demanding SASL of every client, both HBase clusters with
+``hbase.security.authentication=kerberos`` (every RPC, and their ZooKeeper sessions), and hbrep, in Airflow's
+tasks and the Spark Connect server's workers, logged in from its keytab with HBase's keys: it reads A's queues
+over SASL, ships into B with SASL GSSAPI at ``hbase.rpc.protection=privacy``, and HBase's VerifyReplication runs
+as HBase's principal. The Thrift servers log in to HBase with Kerberos and take unauthenticated clients on
+loopback (no ``hbase.thrift.security.qop``: happybase speaks no SASL), which the load and hbrep's verify use.
+Step 6 (the seed) is left out: its snapshot copy runs HBase's Java tools with no Kerberos login of hbrep's.
 """
 
 from __future__ import annotations
@@ -27,13 +36,15 @@ from typing import Any
 
 from replication.config import Config
 from replication.devstack.airflow_api import AirflowApi
-from replication.devstack.demo import run_dag, run_demo, say, start_services
+from replication.devstack.demo import run_dag, run_demo, say, start_services, wait_replicated
 from replication.devstack.hbase import RealHBase
+from replication.devstack.native_pair import table_cells
+from replication.devstack.secure_realm import secure_realm
 from replication.fs import get_filesystem
 from replication.hbase.shadow_peers import add_shadow_peer
 from replication.monitoring.metrics import MetricsStore
 from replication.monitoring.status import replication_status
-from replication.zk.client import connected
+from replication.zk.client import connected, zk_options
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import ReplicationPeerConfig
@@ -62,13 +73,29 @@ def write_load(cluster: RealHBase, rows: int, kill_at: int, killed: list[str], a
         connection.close()
 
 
-def wait_for_recovered_queue(key: ClusterKey, dead: str, timeout: float = 300.0) -> str:
+def compare_cells(source: RealHBase, peer: RealHBase, table: str, family: str) -> dict[str, Any]:
+    """The cells of ``family`` in ``table`` on both clusters (latest versions, through Thrift), as sets: whether
+    the row keys and the cells are equal, their counts, and how many cells each side lacks."""
+    wanted = family.encode()
+    on_source = {cell for cell in table_cells(source, table) if cell[1] == wanted}
+    on_peer = {cell for cell in table_cells(peer, table) if cell[1] == wanted}
+    return {
+        "rows_equal": {c[0] for c in on_source} == {c[0] for c in on_peer},
+        "cells_equal": on_source == on_peer,
+        "source_cells": len(on_source),
+        "peer_cells": len(on_peer),
+        "missing_on_peer": len(on_source - on_peer),
+        "only_on_peer": len(on_peer - on_source),
+    }
+
+
+def wait_for_recovered_queue(key: ClusterKey, dead: str, conf: Config, timeout: float = 300.0) -> str:
     """Wait until A's master has moved the dead server's queue of PEER to a live server; its id."""
     wanted = f"{PEER}-{dead}"
     deadline = time.monotonic() + timeout
     while True:
-        with connected(key) as zk:
-            snapshot = ReplicationQueueStorage(zk, ZNodePaths(Config.load(env={}), parent=key.znode_parent)).snapshot()
+        with connected(key, **zk_options(conf)) as zk:
+            snapshot = ReplicationQueueStorage(zk, ZNodePaths(conf, parent=key.znode_parent)).snapshot()
         owners = [f"{q.server}/{q.queue_id}" for q in snapshot.queues() if q.queue_id == wanted]
         if owners and dead not in snapshot.replicators:
             return owners[0]
@@ -77,16 +104,26 @@ def wait_for_recovered_queue(key: ClusterKey, dead: str, timeout: float = 300.0)
         time.sleep(2)
 
 
-def run(rows: int, state: Path) -> dict[str, Any]:
-    """The whole demo in ``state``; returns the report."""
-    report: dict[str, Any] = {"state": str(state)}
+def run(rows: int, state: Path, secure: bool = False) -> dict[str, Any]:
+    """The whole demo in ``state`` (Kerberized when ``secure``); returns the report."""
+    report: dict[str, Any] = {"state": str(state), "secure": secure}
     log = state / "airflow.log"
     with contextlib.ExitStack() as stack:
-        key_a, key_b, airflow = start_services(stack, state, log)
+        realm = stack.enter_context(secure_realm(state / "kdc")) if secure else None  # stopped last
+        if realm is not None:
+            say(f"started an MIT KDC for realm {realm.kdc.realm}: principals {realm.zookeeper.principal}, "
+                f"{realm.hbase.principal}, {realm.hbrep.principal} (keytabs in {realm.kdc.keytab_dir})")  # fmt: skip
+        conf = realm.hbrep_conf() if realm is not None else Config.load(env={})
+        key_a, key_b, airflow = start_services(stack, state, log, realm)
         hbase_a, hbase_b = RealHBase(state / "hbase-a"), RealHBase(state / "hbase-b")
-        say("starting real HBase A (/hbase-a, 2 region servers) and B (/hbase-b, 1), jars from Maven Central")
+        kerberos = realm.hbase_kerberos() if realm is not None else None
+        say(f"starting real HBase A (/hbase-a, 2 region servers) and B (/hbase-b, 1), jars from Maven Central"
+            f"{'; hbase.security.authentication=kerberos' if kerberos else ''}")  # fmt: skip
+        # On a secure HBase, its znodes (the queues whose positions hbrep advances) are HBase's own (sasl:hbase);
+        # HBase adds sasl:<user> for each user in hbase.superuser (ZKUtil.createACL): hbrep is named there
+        superuser = {"hbase.superuser": realm.hbrep_short_name()} if realm is not None else {}
         for cluster, key, servers in ((hbase_a, key_a, 2), (hbase_b, key_b, 1)):
-            cluster.start(key, regionservers=servers)
+            cluster.start(key, regionservers=servers, kerberos=kerberos, extra_site=superuser)
             stack.callback(cluster.stop)
             cluster.admin("create-table", TABLE, "1", "cf:1", "local:0")
         say(f"table {TABLE} on both: family cf replicated (scope 1), family local kept local (scope 0)")
@@ -103,10 +140,10 @@ def run(rows: int, state: Path) -> dict[str, Any]:
         peer_config = ReplicationPeerConfig(
             cluster_key=key_b, configuration={"hbrep.peer.thrift": f"127.0.0.1:{hbase_b.layout().thrift_port}"}
         )
-        with connected(source) as zk:
+        with connected(source, **zk_options(conf)) as zk:
             add_shadow_peer(
-                source, zk, ZNodePaths(Config.load(env={}), parent=source.znode_parent), PEER, peer_config,
-                hbase_a.rootdir_uri, f"127.0.0.1:{hbase_a.layout().thrift_port}",
+                source, zk, ZNodePaths(conf, parent=source.znode_parent), PEER, peer_config,
+                hbase_a.rootdir_uri, f"127.0.0.1:{hbase_a.layout().thrift_port}", conf,
             )  # fmt: skip
         say(f"add_peer {PEER} {key_b} --shadow: DISABLED in HBase A, shipped by hbrep")
         killed: list[str] = []
@@ -119,7 +156,7 @@ def run(rows: int, state: Path) -> dict[str, Any]:
         report["killed"] = killed[0] if killed else None
         say(f"wrote {report['rows_written']} rows into A in {time.monotonic() - started:.1f}s; "
             f"SIGKILLed region server {report['killed']} half-way")  # fmt: skip
-        report["recovered_queue"] = wait_for_recovered_queue(source, killed[0])
+        report["recovered_queue"] = wait_for_recovered_queue(source, killed[0], conf)
         say(f"A's master moved the dead server's queue: {report['recovered_queue']}")
         airflow.wait_ready(timeout=300)
         api = stack.enter_context(AirflowApi(airflow.url, "admin", airflow.admin_password()))
@@ -127,16 +164,16 @@ def run(rows: int, state: Path) -> dict[str, Any]:
         for dag_id in ("hbrep_failover", "hbrep_ship", "hbrep_verify"):
             api.wait_for_dag(dag_id, timeout=180)
         verify_conf = {"peer": PEER, "table": TABLE, "start": 0, "end": int(time.time() * 1000) + 3_600_000}
-        conf = Config.load(env={})
         for dag_id, run_conf in (("hbrep_failover", None), ("hbrep_ship", None), ("hbrep_ship", None)):
             started_run = time.monotonic()
             run = run_dag(api, dag_id, run_conf)
             report.setdefault("dag_runs", []).append(f"{dag_id}: {run['state']}")
             say(f"{dag_id} run {run['dag_run_id']}: {run['state']} in {time.monotonic() - started_run:.0f}s")
+        wait_replicated(source, conf)  # the scheduled run unpausing started may hold the lease and ship it
         run = run_dag(api, "hbrep_verify", verify_conf)
         report["dag_runs"].append(f"hbrep_verify: {run['state']}")
         say(f"hbrep_verify run {run['dag_run_id']}: {run['state']}")
-        with connected(source) as zk:
+        with connected(source, **zk_options(conf)) as zk:
             status = replication_status(zk, source, conf)
         fs, root = get_filesystem(hbase_a.rootdir_uri)
         stored = MetricsStore(fs, root).load()
@@ -146,6 +183,11 @@ def run(rows: int, state: Path) -> dict[str, Any]:
         report["quality"] = stored.checks.get(f"quality/{PEER}/{TABLE}", {})
         say("HBase's own VerifyReplication of the table (hbase-mapreduce, local job runner)")
         report["hbase_verify"] = hbase_a.verify_replication(PEER, TABLE, families=["cf"])
+        report["cells"] = compare_cells(hbase_a, hbase_b, TABLE, "cf")
+        say(f"cells of family cf on A and B: {report['cells']}")
+        if secure:
+            say("stopping everything it started (the seed, step 6, is not part of the secure story)")
+            return report
         api.wait_for_dag("hbrep_seed_peer", timeout=180)
         seed_conf = {"peer": PEER, "tables": HISTORY, "peer_rootdir": hbase_b.rootdir_uri}
         started_run = time.monotonic()
@@ -163,6 +205,7 @@ def print_report(report: dict[str, Any]) -> None:
     theirs = report.get("hbase_verify", {})
     seeded = report.get("hbase_verify_seeded", {})
     quality = report.get("quality", {})
+    cells = report.get("cells", {})
     lines = [
         "",
         "hbrep demo-hbase report",
@@ -173,30 +216,38 @@ def print_report(report: dict[str, Any]) -> None:
         f"region server killed             {report.get('killed')}",
         f"queue moved by HBase's master    {report.get('recovered_queue')}",
         f"DAG runs                         {report.get('dag_runs')}",
+        f"Kerberos (SASL) everywhere       {'yes' if report.get('secure') else 'no'}",
         f"HBase's VerifyReplication        GOODROWS={theirs.get('GOODROWS')} BADROWS={theirs.get('BADROWS', 0)}",
         f"hbrep's verify                   GOODROWS={ours.get('GOODROWS')} BADROWS={ours.get('BADROWS')}",
-        f"seeded table {HISTORY}, HBase's VerifyReplication  GOODROWS={seeded.get('GOODROWS')} "
-        f"BADROWS={seeded.get('BADROWS', 0)}",
+        f"row keys / cells equal on A, B   {cells.get('rows_equal')} / {cells.get('cells_equal')} "
+        f"({cells.get('source_cells')} cells on A, {cells.get('peer_cells')} on B)",
         f"GX checks                        {'passed' if quality.get('success') else 'FAILED'}",
         f"state kept in                    {report.get('state')}",
     ]
+    if not report.get("secure"):
+        lines[-2:-2] = [f"seeded table {HISTORY}, HBase's VerifyReplication  GOODROWS={seeded.get('GOODROWS')} "
+                        f"BADROWS={seeded.get('BADROWS', 0)}"]  # fmt: skip
     print("\n".join(lines), flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the demo; exit 0 only when HBase's VerifyReplication finds every row written and no bad row."""
+    """Run the demo; exit 0 only when HBase's VerifyReplication finds every row written and no bad row, the
+    cells of A and B are the same sets, and (not secure) the seeded table verifies too."""
     description = __doc__.split("\n")[0]
+    switches = {"secure": "run it Kerberized: a KDC, SASL on ZooKeeper and every HBase RPC (make demo-hbase SECURE=1)"}
     report = run_demo(
-        argv, prog="demo-hbase", description=description, default_rows=1000, run_fn=run, report_fn=print_report
-    )
+        argv, prog="demo-hbase", description=description, default_rows=1000, run_fn=run, report_fn=print_report,
+        switches=switches,
+    )  # fmt: skip
     theirs = report.get("hbase_verify", {})
+    seeded = report.get("hbase_verify_seeded", {})
     ok = (
         theirs.get("GOODROWS") == report.get("rows_written")
         and theirs.get("BADROWS", 0) == 0
         and report.get("verify", {}).get("counters", {}).get("BADROWS") == 0
         and report.get("quality", {}).get("success")
-        and report.get("hbase_verify_seeded", {}).get("GOODROWS") == HISTORY_ROWS
-        and report.get("hbase_verify_seeded", {}).get("BADROWS", 0) == 0
+        and report.get("cells", {}).get("cells_equal")
+        and (report.get("secure") or (seeded.get("GOODROWS") == HISTORY_ROWS and seeded.get("BADROWS", 0) == 0))
     )
     return 0 if ok else 1
 

@@ -198,6 +198,11 @@ class HBaseKerberos:
             "hbase.thrift.keytab.file": self.keytab,
             "hbase.client.kerberos.principal": self.principal,
             "hbase.client.keytab.file": self.keytab,
+            # the delegation tokens HBase's MapReduce tools (VerifyReplication) get, as HBase's book sets up a
+            # secure cluster for MapReduce (TableMapReduceUtil.initCredentials)
+            "hbase.coprocessor.region.classes": "org.apache.hadoop.hbase.security.token.TokenProvider",
+            # ... and the renewer MapReduce names for them (its local job runner has no ResourceManager)
+            "yarn.resourcemanager.principal": self.principal,
         }
 
     def jaas(self) -> str:
@@ -373,9 +378,10 @@ class RealHBase:
         for index, port in enumerate(layout.regionserver_ports, start=1):
             args = ["-D", f"hbase.regionserver.port={port}", "start"]
             jvms[f"rs{index}"] = self._jvm(f"rs{index}", REGIONSERVER_MAIN, args, layout, classpath)
-        if not layout.kerberos:  # a Kerberized cluster runs no Thrift server: its tests read through AdminTool
-            thrift_args = ["-b", LOOPBACK, "-p", str(layout.thrift_port), "--infoport", "-1", "start"]
-            jvms["thrift"] = self._jvm("thrift", THRIFT_MAIN, thrift_args, layout, classpath)
+        # A Kerberized cluster's Thrift server logs in to HBase from its keytab (hbase.thrift.keytab.file) and,
+        # with no hbase.thrift.security.qop, takes unauthenticated clients (on loopback): happybase has no SASL
+        thrift_args = ["-b", LOOPBACK, "-p", str(layout.thrift_port), "--infoport", "-1", "start"]
+        jvms["thrift"] = self._jvm("thrift", THRIFT_MAIN, thrift_args, layout, classpath)
         return jvms
 
     def start(

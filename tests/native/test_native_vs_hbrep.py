@@ -72,6 +72,8 @@ def test_hbrep_ships_every_row_native_ships_from_the_same_backlog(pair: NativePa
             break
         time.sleep(1)
 
+    # and no ship run failed on the way (each that shipped emitted its asset event for the real HBase source)
+    assert "failed" not in {state for _, state in run_states(pair.api)}, run_states(pair.api)
     native_rows, hbrep_rows = _rows(on_b[NATIVE_TABLE]), _rows(on_b[HBREP_TABLE])
     assert len(hbrep_rows) >= len(native_rows), f"hbrep shipped fewer rows than native ({drained} s to the last)"
     written = {row_key(i) for i in range(ROWS)}

@@ -13,11 +13,11 @@ from replication.cluster.hbase_source import (
     register_hbase_source,
     unregister_hbase_source,
 )
-from replication.cluster.source_cluster import open_source
+from replication.cluster.source_cluster import open_source, source_name
 from replication.config import Config
 from replication.errors import ConfigError
 from replication.failover import failover_once
-from replication.zk.cluster_id import create_cluster_id_if_absent
+from replication.zk.cluster_id import create_cluster_id_if_absent, read_cluster_id
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.peer_storage import ReplicationPeerConfig
 from replication.zk.shadow_peer import SHADOW_KEY, hbrep_ships, is_shadow_peer
@@ -52,6 +52,8 @@ def test_a_registered_real_hbase_opens_as_a_source_of_kind_hbase_and_failover_le
     create_cluster_id_if_absent(zkc, paths)
     with pytest.raises(NoClusterInfo, match="nor a real HBase source"):
         open_source(zkc, key, conf)
+    with pytest.raises(NoClusterInfo, match="nor a real HBase source"):
+        source_name(zkc, key, conf)
     (tmp_path / "WALs").mkdir()
     assert check_rootdir(tmp_path.as_uri()) == tmp_path.as_uri()
     with pytest.raises(ClusterError, match="no WALs/ folder"):
@@ -61,6 +63,8 @@ def test_a_registered_real_hbase_opens_as_a_source_of_kind_hbase_and_failover_le
     assert paths.hbase_source.startswith(paths.hbrep_root)  # nothing in HBase's own replication tree
     source = open_source(zkc, key, conf)
     assert source.is_real_hbase and source.root == str(tmp_path)
+    # its name in the ship DAG's asset URIs: HBase's own cluster id (it has no hbrep ClusterInfo)
+    assert source_name(zkc, key, conf) == f"hbase-{read_cluster_id(zkc, paths)}"
 
     # a dead server's WAL folder: HBase's master splits and claims it, hbrep only reports it
     (tmp_path / "WALs" / "127.0.0.1,16020,1700000000000").mkdir()

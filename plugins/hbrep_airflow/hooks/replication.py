@@ -92,12 +92,12 @@ class ReplicationHook(BaseHook):
             return sorted(ReplicationPeerStorage(zk, paths).list_peer_ids())
 
     def cluster_name(self) -> str:
-        """The cluster's recorded name (``<parent>/hbrep-cluster``), used in asset URIs."""
-        from replication.cluster.info import read_cluster_info
-        from replication.zk.layout import ZNodePaths
+        """The source's name in asset URIs (``replication.cluster.source_cluster.source_name``): an hbrep
+        cluster's recorded name, or ``hbase-<cluster id>`` for a real HBase source."""
+        from replication.cluster.source_cluster import source_name
 
         with self.zk_hook.connected() as zk:
-            return read_cluster_info(zk, ZNodePaths(self.conf, parent=self.cluster_key.znode_parent)).name
+            return source_name(zk, self.cluster_key, self.conf)
 
     def status(self) -> ReplicationStatus:
         """``replication.monitoring.status.replication_status``: peers, queues (lag, stuck), failovers, cycles."""
