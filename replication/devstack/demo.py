@@ -265,20 +265,21 @@ def run_demo(
     default_rows: int,
     run_fn: Callable[..., dict[str, Any]],
     report_fn: Callable[[dict[str, Any]], None],
-    switches: Mapping[str, str] | None = None,
+    add_arguments: Callable[[argparse.ArgumentParser], None] | None = None,
 ) -> dict[str, Any]:
-    """Parse ``--rows``/``--state`` and the on/off ``switches`` (name -> help; passed to ``run_fn`` as keyword
+    """Parse ``--rows``/``--state`` and the options ``add_arguments`` adds (passed to ``run_fn`` as keyword
     arguments), run the demo in its state folder, print its report; the report."""
     parser = argparse.ArgumentParser(prog=prog, description=description)
     parser.add_argument("--rows", type=int, default=default_rows, help=f"rows to write (default {default_rows})")
     parser.add_argument("--state", help="folder for all state (default: a new temporary folder)")
-    for name, text in (switches or {}).items():
-        parser.add_argument(f"--{name}", action="store_true", help=text)
-    args = parser.parse_args(argv)
-    state = Path(args.state or tempfile.mkdtemp(prefix=f"hbrep-{prog.split()[-1]}-")).resolve()
+    if add_arguments is not None:
+        add_arguments(parser)
+    args = vars(parser.parse_args(argv))
+    rows, state_dir = args.pop("rows"), args.pop("state")
+    state = Path(state_dir or tempfile.mkdtemp(prefix=f"hbrep-{prog.split()[-1]}-")).resolve()
     state.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    report = run_fn(args.rows, state, **{name: getattr(args, name) for name in switches or {}})
+    report = run_fn(rows, state, **args)
     report_fn(report)
     say(f"done in {time.monotonic() - started:.0f}s")
     return report

@@ -27,10 +27,12 @@ Step 6 (the seed) is left out: its snapshot copy runs HBase's Java tools with no
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +40,7 @@ from replication.config import Config
 from replication.devstack.airflow_api import AirflowApi
 from replication.devstack.demo import run_dag, run_demo, say, start_services, wait_replicated
 from replication.devstack.hbase import RealHBase
-from replication.devstack.native_pair import table_cells
+from replication.devstack.native_pair import stop_side_by_side, table_cells
 from replication.devstack.secure_realm import secure_realm
 from replication.fs import get_filesystem
 from replication.hbase.shadow_peers import add_shadow_peer
@@ -73,6 +75,19 @@ def write_load(cluster: RealHBase, rows: int, kill_at: int, killed: list[str], a
         connection.close()
 
 
+def write_history(cluster: RealHBase) -> None:
+    """Table HISTORY on A only, HISTORY_ROWS rows written and its WAL rolled: the rows a new peer's queues never
+    see, for the seed to copy."""
+    cluster.admin("create-table", HISTORY, "1", "cf:1")
+    connection = cluster.happybase_connection()
+    try:
+        for i in range(HISTORY_ROWS):
+            connection.table(HISTORY).put(b"old%06d" % i, {b"cf:field0": b"history-%d" % i})
+    finally:
+        connection.close()
+    cluster.admin("roll")  # the history leaves the WALs a new peer's queues start at
+
+
 def compare_cells(source: RealHBase, peer: RealHBase, table: str, family: str) -> dict[str, Any]:
     """The cells of ``family`` in ``table`` on both clusters (latest versions, through Thrift), as sets: whether
     the row keys and the cells are equal, their counts, and how many cells each side lacks."""
@@ -104,12 +119,16 @@ def wait_for_recovered_queue(key: ClusterKey, dead: str, conf: Config, timeout: 
         time.sleep(2)
 
 
-def run(rows: int, state: Path, secure: bool = False) -> dict[str, Any]:
-    """The whole demo in ``state`` (Kerberized when ``secure``); returns the report."""
+def run(rows: int, state: Path, secure: bool = False, ticket_lifetime: int = 3600) -> dict[str, Any]:
+    """The whole demo in ``state`` (Kerberized when ``secure``, tickets living ``ticket_lifetime`` seconds);
+    returns the report."""
     report: dict[str, Any] = {"state": str(state), "secure": secure}
     log = state / "airflow.log"
     with contextlib.ExitStack() as stack:
-        realm = stack.enter_context(secure_realm(state / "kdc")) if secure else None  # stopped last
+        realm = None
+        if secure:  # entered first: the KDC stops last
+            realm = stack.enter_context(secure_realm(state / "kdc", ticket_lifetime_s=ticket_lifetime))
+            report["ticket_lifetime_s"] = ticket_lifetime
         if realm is not None:
             say(f"started an MIT KDC for realm {realm.kdc.realm}: principals {realm.zookeeper.principal}, "
                 f"{realm.hbase.principal}, {realm.hbrep.principal} (keytabs in {realm.kdc.keytab_dir})")  # fmt: skip
@@ -122,20 +141,20 @@ def run(rows: int, state: Path, secure: bool = False) -> dict[str, Any]:
         # On a secure HBase, its znodes (the queues whose positions hbrep advances) are HBase's own (sasl:hbase);
         # HBase adds sasl:<user> for each user in hbase.superuser (ZKUtil.createACL): hbrep is named there
         superuser = {"hbase.superuser": realm.hbrep_short_name()} if realm is not None else {}
-        for cluster, key, servers in ((hbase_a, key_a, 2), (hbase_b, key_b, 1)):
+        stack.callback(stop_side_by_side, hbase_a, hbase_b)
+
+        def start(cluster: RealHBase, key: str, servers: int) -> None:
             cluster.start(key, regionservers=servers, kerberos=kerberos, extra_site=superuser)
-            stack.callback(cluster.stop)
             cluster.admin("create-table", TABLE, "1", "cf:1", "local:0")
+
+        with ThreadPoolExecutor(2, thread_name_prefix="hbase-start") as starting:  # A and B side by side
+            started = [starting.submit(start, hbase_a, key_a, 2), starting.submit(start, hbase_b, key_b, 1)]
+        for future in started:
+            future.result()
         say(f"table {TABLE} on both: family cf replicated (scope 1), family local kept local (scope 0)")
-        hbase_a.admin("create-table", HISTORY, "1", "cf:1")
-        connection = hbase_a.happybase_connection()
-        try:
-            for i in range(HISTORY_ROWS):
-                connection.table(HISTORY).put(b"old%06d" % i, {b"cf:field0": b"history-%d" % i})
-        finally:
-            connection.close()
-        hbase_a.admin("roll")  # the history leaves the WALs a new peer's queues start at
-        say(f"table {HISTORY} on A only: {HISTORY_ROWS} rows written before the peer exists (to seed later)")
+        if not secure:
+            write_history(hbase_a)
+            say(f"table {HISTORY} on A only: {HISTORY_ROWS} rows written before the peer exists (to seed later)")
         source = ClusterKey.parse(key_a)
         peer_config = ReplicationPeerConfig(
             cluster_key=key_b, configuration={"hbrep.peer.thrift": f"127.0.0.1:{hbase_b.layout().thrift_port}"}
@@ -230,14 +249,25 @@ def print_report(report: dict[str, Any]) -> None:
     print("\n".join(lines), flush=True)
 
 
+def secure_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--secure`` and ``--ticket-lifetime``."""
+    parser.add_argument(
+        "--secure", action="store_true",
+        help="run it Kerberized: a KDC, SASL on ZooKeeper and every HBase RPC (make demo-hbase SECURE=1)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--ticket-lifetime", type=int, default=3600, metavar="SECONDS",
+        help="with --secure: how long the realm's tickets live (at least 60; default 3600)",
+    )  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the demo; exit 0 only when HBase's VerifyReplication finds every row written and no bad row, the
     cells of A and B are the same sets, and (not secure) the seeded table verifies too."""
     description = __doc__.split("\n")[0]
-    switches = {"secure": "run it Kerberized: a KDC, SASL on ZooKeeper and every HBase RPC (make demo-hbase SECURE=1)"}
     report = run_demo(
         argv, prog="demo-hbase", description=description, default_rows=1000, run_fn=run, report_fn=print_report,
-        switches=switches,
+        add_arguments=secure_arguments,
     )  # fmt: skip
     theirs = report.get("hbase_verify", {})
     seeded = report.get("hbase_verify_seeded", {})

@@ -164,7 +164,7 @@ def native_pair(
         airflow = launch_standalone(env, state / "airflow.log")
         stack.callback(lambda: airflow.stop())
         source, peer = RealHBase(state / "hbase-a"), RealHBase(state / "hbase-b")
-        stack.callback(_stop_side_by_side, source, peer)
+        stack.callback(stop_side_by_side, source, peer)
 
         def start(cluster: RealHBase, key: str) -> None:
             cluster.start(key, regionservers=regionservers, heap_mb=heap_mb)
@@ -191,7 +191,7 @@ def native_pair(
         yield NativePair(source, peer, source_key, peer_key, airflow, api, env)
 
 
-def _stop_side_by_side(*clusters: RealHBase) -> None:
+def stop_side_by_side(*clusters: RealHBase) -> None:
     """Stop the clusters at the same time (each JVM's graceful stop may take seconds)."""
     with ThreadPoolExecutor(len(clusters), thread_name_prefix="hbase-stop") as stopping:
         for future in [stopping.submit(cluster.stop) for cluster in clusters]:
