@@ -60,8 +60,12 @@ DEMO_CONF = {
 }
 
 
+_STARTED = time.monotonic()
+
+
 def say(message: str) -> None:
-    print(f"[demo] {message}", flush=True)
+    """Print one line of the demo's story, with the seconds since the demo started."""
+    print(f"[demo {time.monotonic() - _STARTED:4.0f}s] {message}", flush=True)
 
 
 def demo_environment(
