@@ -119,17 +119,19 @@ def wait_for_recovered_queue(key: ClusterKey, dead: str, conf: Config, timeout: 
         time.sleep(2)
 
 
-def run(rows: int, state: Path, secure: bool = False, ticket_lifetime: int = 3600) -> dict[str, Any]:
-    """The whole demo in ``state`` (Kerberized when ``secure``, tickets living ``ticket_lifetime`` seconds);
-    returns the report."""
+def run(rows: int, state: Path, secure: bool = False, ticket_lifetime: int | None = None) -> dict[str, Any]:
+    """The whole demo in ``state`` (Kerberized when ``secure``, tickets living ``ticket_lifetime`` seconds,
+    default an hour); returns the report."""
+    if ticket_lifetime is not None and not secure:
+        raise SystemExit("demo-hbase: --ticket-lifetime needs --secure (only the secure story has a KDC)")
     report: dict[str, Any] = {"state": str(state), "secure": secure}
     log = state / "airflow.log"
     with contextlib.ExitStack() as stack:
         realm = None
         if secure:  # entered first: the KDC stops last
-            realm = stack.enter_context(secure_realm(state / "kdc", ticket_lifetime_s=ticket_lifetime))
-            report["ticket_lifetime_s"] = ticket_lifetime
-        if realm is not None:
+            lifetime = ticket_lifetime or 3600
+            realm = stack.enter_context(secure_realm(state / "kdc", ticket_lifetime_s=lifetime))
+            report["ticket_lifetime_s"] = lifetime
             say(f"started an MIT KDC for realm {realm.kdc.realm}: principals {realm.zookeeper.principal}, "
                 f"{realm.hbase.principal}, {realm.hbrep.principal} (keytabs in {realm.kdc.keytab_dir})")  # fmt: skip
         conf = realm.hbrep_conf() if realm is not None else Config.load(env={})
@@ -256,9 +258,20 @@ def secure_arguments(parser: argparse.ArgumentParser) -> None:
         help="run it Kerberized: a KDC, SASL on ZooKeeper and every HBase RPC (make demo-hbase SECURE=1)",
     )  # fmt: skip
     parser.add_argument(
-        "--ticket-lifetime", type=int, default=3600, metavar="SECONDS",
+        "--ticket-lifetime", type=_ticket_lifetime, metavar="SECONDS",
         help="with --secure: how long the realm's tickets live (at least 60; default 3600)",
     )  # fmt: skip
+
+
+def _ticket_lifetime(text: str) -> int:
+    """``--ticket-lifetime``: whole seconds, at least 60 (the KDC's and HBase's floor)."""
+    try:
+        seconds = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number of seconds: {text!r}") from None
+    if seconds < 60:
+        raise argparse.ArgumentTypeError(f"at least 60 seconds, not {seconds}")
+    return seconds
 
 
 def main(argv: list[str] | None = None) -> int:
