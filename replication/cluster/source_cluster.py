@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from kazoo.client import KazooClient
 
 from replication.cluster.errors import NoClusterInfo
-from replication.cluster.hbase_source import read_hbase_source
-from replication.cluster.info import read_cluster_info
+from replication.cluster.hbase_source import HBaseSource, read_hbase_source
+from replication.cluster.info import ClusterInfo, read_cluster_info
 from replication.config import Config
 from replication.fs import FileSystem, get_filesystem
 from replication.zk.cluster_id import read_cluster_id
@@ -43,6 +43,18 @@ class SourceCluster:
         return self.kind == "hbase"
 
 
+def _recorded_source(zk: KazooClient, paths: ZNodePaths) -> ClusterInfo | HBaseSource:
+    """The source's ClusterInfo (an hbrep cluster), else its registration as a real HBase source; NoClusterInfo
+    naming both when it is neither."""
+    try:
+        return read_cluster_info(zk, paths)
+    except NoClusterInfo as exc:
+        registered = read_hbase_source(zk, paths)
+        if registered is None:
+            raise NoClusterInfo(f"{exc} (nor a real HBase source: see `hbrep add_peer --shadow`)") from None
+        return registered
+
+
 def open_source(zk: KazooClient, key: ClusterKey, conf: Config) -> SourceCluster:
     """Read the source's ClusterInfo (root) and cluster id; HbrepError when it is neither an hbrep
     cluster nor a real HBase registered as a source (``replication.cluster.hbase_source``).
@@ -51,13 +63,11 @@ def open_source(zk: KazooClient, key: ClusterKey, conf: Config) -> SourceCluster
     (``replication.zk.migration``), so every command sees them where they are now kept.
     """
     paths = ZNodePaths(conf, parent=key.znode_parent)
-    try:
-        recorded, kind = read_cluster_info(zk, paths).root, "hbrep"
-    except NoClusterInfo as exc:
-        registered = read_hbase_source(zk, paths)
-        if registered is None:
-            raise NoClusterInfo(f"{exc} (nor a real HBase source: see `hbrep add_peer --shadow`)") from None
-        recorded, kind = registered.rootdir, "hbase"
+    found = _recorded_source(zk, paths)
+    if isinstance(found, ClusterInfo):
+        recorded, kind = found.root, "hbrep"
+    else:
+        recorded, kind = found.rootdir, "hbase"
     migrate_legacy_znodes(zk, paths)
     fs, root = get_filesystem(recorded)
     return SourceCluster(key, paths, root, read_cluster_id(zk, paths), fs, root_uri=recorded, kind=kind)
@@ -68,9 +78,7 @@ def source_name(zk: KazooClient, key: ClusterKey, conf: Config) -> str:
     recorded name; for a real HBase registered by ``add_peer --shadow`` (it has no ClusterInfo), ``hbase-`` and
     HBase's own cluster id (``<parent>/hbaseid``). NoClusterInfo when it is neither."""
     paths = ZNodePaths(conf, parent=key.znode_parent)
-    try:
-        return read_cluster_info(zk, paths).name
-    except NoClusterInfo as exc:
-        if read_hbase_source(zk, paths) is None:
-            raise NoClusterInfo(f"{exc} (nor a real HBase source: see `hbrep add_peer --shadow`)") from None
-        return f"hbase-{read_cluster_id(zk, paths)}"
+    found = _recorded_source(zk, paths)
+    if isinstance(found, ClusterInfo):
+        return found.name
+    return f"hbase-{read_cluster_id(zk, paths)}"
