@@ -101,7 +101,8 @@ redis:
 	@command -v redis-server >/dev/null || (apt-get update && apt-get install -y --no-install-recommends redis-server)
 
 # MIT Kerberos from Debian: the KDC the Kerberos tests start per run (replication/devstack/kdc.py), kinit/klist,
-# and the headers the `kerberos` wheel (pure-sasl's GSSAPI binding) is built against. Nothing is started here.
+# and the headers the `kerberos` wheel (pure-sasl's GSSAPI binding) and the `gssapi` wheel (the acceptor of the HBase
+# RPC listener) are built against. Nothing is started here.
 krb5:
 	@test -x /usr/sbin/krb5kdc && test -x /usr/sbin/kadmin.local && command -v kinit >/dev/null && \
 	  command -v krb5-config >/dev/null || \

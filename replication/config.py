@@ -119,6 +119,11 @@ DEFAULTS: dict[str, str] = {
     "hbase.rpc.protection": "authentication",
     "hbase.ipc.client.fallback-to-simple-auth-allowed": "false",
     "hbase.unsafe.client.kerberos.hostname.disable.reversedns": "false",
+    # Kerberos on hbrep's HBase RPC listener (replication/cluster/hbase_rpc/gssapi_server.py), HBase's server keys:
+    # it accepts as hbase.regionserver.kerberos.principal (_HOST = its advertised host) with this keytab, offers
+    # the layers of hbase.rpc.protection, and serves SIMPLE clients too only when fallback is allowed
+    "hbase.regionserver.keytab.file": "",
+    "hbase.ipc.server.fallback-to-simple-auth-allowed": "false",
     # with hbase.rpc.protection=privacy, AES (HBase's CryptoAES) instead of the GSS wrap after the ConnectionHeader
     "hbase.rpc.crypto.encryption.aes.enabled": "false",
     # HBase's RPC TLS on hbrep's HBase RPC client (replication/cluster/hbase_rpc/tls.py), HBase's keys
@@ -380,6 +385,7 @@ VALIDATORS: dict[str, Validator] = {
     "hbase.security.authentication": _authentication,
     "hbase.rpc.protection": _protection,
     "hbase.ipc.client.fallback-to-simple-auth-allowed": _bool,
+    "hbase.ipc.server.fallback-to-simple-auth-allowed": _bool,
     "hbase.unsafe.client.kerberos.hostname.disable.reversedns": _bool,
     "hbase.rpc.crypto.encryption.aes.enabled": _bool,
     "hbase.client.netty.tls.enabled": _bool,

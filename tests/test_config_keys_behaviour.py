@@ -269,6 +269,14 @@ BEHAVIOUR: dict[str, list[str]] = {
         "tests/interop/test_hbase_master_cli.py::test_a_kerberos_client_at_a_simple_hbase_is_refused_unless_fallback_is_allowed",
         "tests/cluster/hbase_rpc/test_sasl.py::test_kerberos_settings_come_from_hbases_keys",
     ],
+    # Kerberos on hbrep's HBase RPC listener (HBase's server keys)
+    "hbase.regionserver.keytab.file": [
+        "tests/cluster/hbase_rpc/test_server_kerberos.py::test_a_listener_that_cannot_accept_as_its_principal_does_not_start",
+        "tests/secure/test_hbase_rpc_kerberos.py::test_a_kerberized_hbase_replicates_into_a_kerberized_hbrep_cluster_across_a_sink_kill",
+    ],
+    "hbase.ipc.server.fallback-to-simple-auth-allowed": [
+        "tests/cluster/hbase_rpc/test_server_kerberos.py::test_simple_clients_are_served_when_the_listener_allows_fallback"
+    ],
     "hbase.unsafe.client.kerberos.hostname.disable.reversedns": [
         "tests/cluster/hbase_rpc/test_sasl.py::test_kerberos_settings_come_from_hbases_keys"
     ],

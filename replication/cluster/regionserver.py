@@ -38,6 +38,7 @@ from replication.cluster import hbase_registry
 from replication.cluster.errors import ClusterError, RegionServerAborted
 from replication.cluster.gc_tuning import tune_gc
 from replication.cluster.hbase_rpc import tls as hbase_rpc_tls
+from replication.cluster.hbase_rpc.gssapi_server import listener_kerberos
 from replication.cluster.hbase_rpc.server import HBaseRpcServer
 from replication.cluster.info import ClusterInfo, cluster_token, local_state_dir, read_cluster_info
 from replication.cluster.region import HRegion
@@ -47,8 +48,9 @@ from replication.cluster.service import build_server
 from replication.cluster.sink import ReplicationSink
 from replication.cluster.wal_group import FSHLog
 from replication.config import Config, replication_disabled_reason
-from replication.errors import HbrepError
+from replication.errors import ConfigError, HbrepError
 from replication.fs import FileSystem, get_filesystem
+from replication.kerberos import KerberosError
 from replication.process_memory import keep_freed_memory
 from replication.processes import write_pid_file
 from replication.tables.descriptors import TableDescriptor, TableRegistry
@@ -248,7 +250,7 @@ class HRegionServer:
 
         ``hbrep.regionserver.hbase.rpc.enabled``: ``true``, ``false``, or ``auto`` (the default): on
         unless hbrep's own RPC is TLS only (``hbrep.rpc.tls.enabled``) while this listener would still serve
-        plain text. The listener speaks HBase's SIMPLE RPC without the cluster token (docs/security.md), in
+        plain text. The listener speaks HBase's RPC without the cluster token (docs/security.md), in
         plain text unless ``hbase.server.netty.tls.enabled`` (then TLS, plain text too while
         ``hbase.server.netty.tls.supportplaintext``); a plain-text listener beside a TLS-only hbrep RPC is
         turned on knowingly (``true``).
@@ -261,6 +263,7 @@ class HRegionServer:
             return
         wanted = self.conf.get_int("hbrep.regionserver.hbase.rpc.port")
         try:
+            kerberos = listener_kerberos(self.conf, advertised)  # SASL GSSAPI of HBase's server keys, or None
             self.hbase_rpc = HBaseRpcServer(
                 bind,
                 wanted,
@@ -269,7 +272,10 @@ class HRegionServer:
                 advertised_host=advertised,
                 tls=tls,
                 plaintext_allowed=plaintext,
+                kerberos=kerberos,
             )
+        except (ConfigError, KerberosError) as exc:
+            raise RegionServerAborted(f"HBase RPC listener: {exc}") from None
         except OSError as exc:
             raise RegionServerAborted(f"could not bind the HBase RPC port {bind}:{wanted}: {exc.strerror}") from None
         self.hbase_server_name = hbase_registry.hbase_server_name(advertised, self.hbase_rpc.port, self.start_code)

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoAuthError
-from kazoo.security import ACL, CREATOR_ALL_ACL, OPEN_ACL_UNSAFE
+from kazoo.security import ACL, CREATOR_ALL_ACL, OPEN_ACL_UNSAFE, READ_ACL_UNSAFE
 
 from replication.errors import HbrepError
 
@@ -38,6 +38,15 @@ def acl_for(zk: KazooClient) -> list[ACL]:
     ZooKeeper turns the creator (``auth`` scheme) into the session's authenticated ids: ``digest:user:...``
     and/or ``sasl:<the Kerberos short name>``, so only that identity can read or change the znode."""
     return list(CREATOR_ALL_ACL) if has_digest_auth(zk) or has_sasl_auth(zk) else list(OPEN_ACL_UNSAFE)
+
+
+def client_readable_acl_for(zk: KazooClient) -> list[ACL]:
+    """The ACL for znodes every client must read to find the cluster (HBase's ``ZNodePaths.isClientReadable``:
+    ``hbaseid``, the ``rs`` parent): creator-only plus world READ with digest or SASL auth, else open
+    (``ZKUtil.createACL``'s ``CREATOR_ALL_AND_WORLD_READABLE``). A peer's HBase reads them as its own identity."""
+    if has_digest_auth(zk) or has_sasl_auth(zk):
+        return list(CREATOR_ALL_ACL) + list(READ_ACL_UNSAFE)
+    return list(OPEN_ACL_UNSAFE)
 
 
 @contextlib.contextmanager

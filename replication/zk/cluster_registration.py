@@ -21,7 +21,7 @@ import contextlib
 from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError, NoNodeError
 
-from replication.zk.acl import acl_for, zk_access
+from replication.zk.acl import acl_for, client_readable_acl_for, zk_access
 from replication.zk.layout import ZNodePaths, cluster_info_path
 
 
@@ -116,13 +116,16 @@ class HBaseRpcRegistry:
 
     def register(self, server_name: str) -> None:
         """Copy ``<parent>/hbaseid`` into the registry (once: an existing copy stays) and create the listener's
-        ephemeral ``rs`` child (once); every znode with :func:`acl_for`. ZooKeeperAccessDenied on NoAuth."""
+        ephemeral ``rs`` child (once). With ZooKeeper auth the copy and the ``rs`` parent are readable by every
+        client, as HBase's own (:func:`client_readable_acl_for`), the ``rs`` child creator-only (:func:`acl_for`).
+        ZooKeeperAccessDenied on NoAuth."""
         zk, paths = self.zk, self.paths
         with zk_access(paths.hbase_rpc):
             cluster_id, _ = zk.get(paths.hbaseid)
-            zk.ensure_path(paths.hbase_rpc_rs, acl=acl_for(zk))
+            # what a peer's HBase reads as its own identity (the id, the list of listeners): world-readable
+            zk.ensure_path(paths.hbase_rpc_rs, acl=client_readable_acl_for(zk))
             with contextlib.suppress(NodeExistsError):
-                zk.create(paths.hbase_rpc_hbaseid, cluster_id, acl=acl_for(zk))
+                zk.create(paths.hbase_rpc_hbaseid, cluster_id, acl=client_readable_acl_for(zk))
             with contextlib.suppress(NodeExistsError):
                 zk.create(paths.hbase_rpc_server(server_name), b"", ephemeral=True, acl=acl_for(zk))
 

@@ -15,6 +15,7 @@ from replication.cluster.hbase_registry import hbase_cluster_key
 from replication.cluster.hbase_rpc.cell_block import KEY_VALUE_CODEC
 from replication.cluster.hbase_rpc.framing import decode_response, encode_request
 from replication.cluster.hbase_rpc.preamble import connection_start, preamble
+from replication.cluster.hbase_rpc.sasl import sasl_token, switch_to_simple_reply
 from replication.cluster.hbase_rpc.sink_client import HBaseSinkClient
 from replication.fs import LocalFileSystem
 from replication.proto import Admin_pb2
@@ -116,14 +117,18 @@ def test_refused_connections_and_methods_get_hbase_exceptions(embedded):
     response = decode_response(answer[4 : 4 + length])
     assert response.call_id == 0xFFFFFFFF
     assert response.exception.exception_class_name == "org.apache.hadoop.hbase.ipc.UnknownServiceException"
-    # Kerberos (auth 81) is refused: hbrep's listener speaks SIMPLE only
-    answer = _raw(name, preamble(81))
-    assert "only SIMPLE" in decode_response(answer[4:]).exception.stack_trace
+    # Kerberos (auth 81) at a listener without Kerberos: "switch to SIMPLE", as HBase's SIMPLE server answers
+    host, port, _ = name.split(",")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(preamble(81) + sasl_token(b"an AP-REQ"))
+        assert _recv(sock, 8) == switch_to_simple_reply()
+    # DIGEST (auth 82, a delegation token) is refused
+    answer = _raw(name, preamble(82))
+    assert "authentication code 82 is not supported" in decode_response(answer[4:]).exception.stack_trace
     # not HBase's RPC at all
     answer = _raw(name, b"GET / HTTP/1.1\r\n\r\n")
     assert decode_response(answer[4:]).exception.exception_class_name.endswith("FatalConnectionException")
     # a method other than ReplicateWALEntry: UnsupportedOperationException for that call, connection open
-    host, port, _ = name.split(",")
     with socket.create_connection((host, int(port)), timeout=10) as sock:
         sock.sendall(connection_start("AdminService", KEY_VALUE_CODEC, "u"))
         sock.sendall(encode_request(5, "GetRegionInfo", Admin_pb2.ReplicateWALEntryRequest()))

@@ -13,6 +13,7 @@ import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from support import create_table, one_error_line
@@ -232,3 +233,57 @@ def test_a_ship_cycle_replicates_into_the_kerberized_hbase(secure_hbase, spark, 
         assert shipped == {f"row{i:02d}": {"f:q": f"v{i}"} for i in range(10)}
     finally:
         source.stop()
+
+
+def test_a_kerberized_hbase_replicates_into_a_kerberized_hbrep_cluster_across_a_sink_kill(secure_hbase, tmp_path):
+    """HBase's own replication source, a Kerberos client asking for privacy and AES (the cluster's
+    ``hbase.rpc.crypto.encryption.aes.enabled``), ships into the HBase RPC listeners of an hbrep cluster whose region
+    servers accept as ``hbase.regionserver.kerberos.principal`` from ``hbase.regionserver.keytab.file`` (HBase's
+    server keys) and reach ZooKeeper with SASL. One of the two listeners is SIGKILLed between two loads: HBase
+    moves on to the other, and the row keys and cells on both sides are the same sets."""
+    from interop.helpers import hbase_peer_into_hbrep, wait_for_hbrep_cells
+
+    from replication.fs import LocalFileSystem
+    from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
+
+    hbase, stack = secure_hbase.cluster, secure_hbase.stack
+    listener = {
+        "hbase.regionserver.keytab.file": secure_hbase.kerberos.keytab,  # the servers' principal, hbase/127.0.0.1
+        "hbase.rpc.crypto.encryption.aes.enabled": "true",
+    }
+    conf = Config.load(env={}, overrides=secure_hbase.settings(**listener))
+    key = f"127.0.0.1:{stack.zookeeper.port}:/hbrep-krb-sink-{uuid.uuid4().hex[:8]}"
+    sink = start_cluster(key, str(tmp_path / "sink"), 2, conf=conf, name="krb-sink")
+    table = f"krb_in_{uuid.uuid4().hex[:6]}"
+    try:
+        sink.key = ClusterKey.parse(key)
+        family = ColumnFamilyDescriptor("r", scope=1, max_versions=1)
+        TableRegistry(LocalFileSystem(), sink.root).create(TableDescriptor.of(table, family))
+        hbase.admin("create-table", table, "1", "r:1")
+
+        def load(first: int, count: int) -> set[tuple]:
+            lines = [
+                {"op": "put", "row": f"row{i:04d}", "family": "r", "qualifier": "q", "ts": 1000 + i, "value": f"v{i}"}
+                for i in range(first, first + count)
+            ]
+            assert hbase.admin("mutate", table, stdin="\n".join(json.dumps(line) for line in lines)) == {
+                "applied": count
+            }
+            rows = range(first, first + count)
+            return {(f"row{i:04d}".encode(), b"r", b"q", 1000 + i, f"v{i}".encode()) for i in rows}
+
+        with hbase_peer_into_hbrep(hbase, sink.key, sink.paths, table):
+            expected = load(0, 150)
+            assert wait_for_hbrep_cells(sink, table, expected) == expected
+            victim = sink.servers[0]
+            sink.kill(victim)  # SIGKILL: HBase's connection to its listener breaks, its znode lasts until expiry
+            expected |= load(150, 150)
+            arrived = wait_for_hbrep_cells(sink, table, expected)
+            assert arrived == expected, (sorted(expected - arrived)[:5], sorted(arrived - expected)[:5])
+        on_hbase = {row.encode(): cells["r:q"].encode() for row, cells in hbase.admin("rows", table).items()}
+        assert on_hbase == {row: value for row, _f, _q, _ts, value in arrived}
+        logs = "".join(Path(p).read_text(errors="replace") for p in Path(sink.root).rglob("regionserver-*.log"))
+        assert f"authenticated as {secure_hbase.kerberos.principal} (auth-conf)" in logs
+        assert "HBase's CryptoAES (AES/CTR/NoPadding) wraps the calls from here on" in logs
+    finally:
+        sink.stop()

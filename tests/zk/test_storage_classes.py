@@ -146,8 +146,10 @@ def test_the_hbase_rpc_registry_copies_hbaseid_once_and_registers_ephemeral_list
         assert owner.get(paths.hbase_rpc_hbaseid)[0] == owner.get(paths.hbaseid)[0]
         assert str(cluster_id).encode() in owner.get(paths.hbase_rpc_hbaseid)[0]
         assert sorted(owner.get_children(paths.hbase_rpc_rs)) == ["host1,16020,1", "host2,16020,2"]
-        for path in (paths.hbase_rpc_rs, paths.hbase_rpc_hbaseid, paths.hbase_rpc_server("host1,16020,1")):
-            assert _acl_schemes(owner, path) == [("digest", 31)]
+        # what a peer's HBase reads as its own identity is world-readable, as HBase's own hbaseid and rs
+        for path in (paths.hbase_rpc_rs, paths.hbase_rpc_hbaseid):
+            assert _acl_schemes(owner, path) == [("digest", 31), ("world", 1)]
+        assert _acl_schemes(owner, paths.hbase_rpc_server("host1,16020,1")) == [("digest", 31)]
         assert owner.get(paths.hbase_rpc_server("host1,16020,1"))[1].ephemeralOwner == owner.client_id[0]
         registry.unregister("host1,16020,1")
         registry.unregister("host1,16020,1")  # gone already: no error

@@ -1,4 +1,4 @@
-"""HBase's AES encryption of the RPC (``hbase.rpc.crypto.encryption.aes.enabled``), client side.
+"""HBase's AES encryption of the RPC (``hbase.rpc.crypto.encryption.aes.enabled``), both sides.
 
 After a SASL exchange that agreed on privacy (``auth-conf``), a client that names a cipher in its ConnectionHeader
 (``rpc_crypto_cipher_transformation = "AES/CTR/NoPadding"``) gets back, still GSS-wrapped, a
@@ -13,12 +13,14 @@ and out are the server's out and in). From then on both sides wrap every packet 
 - unwrap: the reverse, refusing a packet whose MAC does not match or whose sequence number is not the next one.
 
 The packets are framed as GSS-wrapped ones (``sasl.wrapped_packet``: a 4-byte length, then the bytes).
+hbrep's HBase RPC listener is the server side: :func:`server_cipher_metas` makes the keys as HBase's server does.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import os
 import struct
 
 from replication.cluster.hbase_rpc.sasl import SaslFrameError
@@ -26,6 +28,7 @@ from replication.proto import RPC_pb2
 
 TRANSFORMATION = "AES/CTR/NoPadding"  # the one transformation HBase's CryptoAES accepts
 MAC_LENGTH = 10
+KEY_BYTES = 16  # hbase.rpc.crypto.encryption.aes.cipher.keySizeBits' default, 128, for keys and IVs alike
 _SEQ = struct.Struct(">i")
 
 
@@ -60,7 +63,7 @@ class CryptoAes:
         plain, seq = self._decryptor.update(packet[: -_SEQ.size]), packet[-_SEQ.size :]
         message, mac = plain[:-MAC_LENGTH], plain[-MAC_LENGTH:]
         if not hmac.compare_digest(mac, self._mac(self._peer_key, seq, message)):
-            raise SaslFrameError("an AES-wrapped packet from the server does not match its MAC")
+            raise SaslFrameError("an AES-wrapped packet from the other side does not match its MAC")
         (number,) = _SEQ.unpack(seq)
         if number != self._peer_seq:
             raise SaslFrameError(f"AES-wrapped packets out of order: got {number}, expected {self._peer_seq}")
@@ -69,3 +72,16 @@ class CryptoAes:
 
     def dispose(self) -> None:
         """Nothing to release (the GSSAPI context was released when AES took over)."""
+
+
+def server_cipher_metas() -> tuple[RPC_pb2.CryptoCipherMeta, RPC_pb2.CryptoCipherMeta]:
+    """New random keys and IVs as a server makes them (``ServerRpcConnection.setupCryptoCipher``): the server's own
+    meta (for its :class:`CryptoAes`) and the one it sends the client, with in and out swapped."""
+    in_key, out_key, in_iv, out_iv = (os.urandom(KEY_BYTES) for _ in range(4))
+    own = RPC_pb2.CryptoCipherMeta(
+        transformation=TRANSFORMATION, inKey=in_key, outKey=out_key, inIv=in_iv, outIv=out_iv
+    )
+    client = RPC_pb2.CryptoCipherMeta(
+        transformation=TRANSFORMATION, inKey=out_key, outKey=in_key, inIv=out_iv, outIv=in_iv
+    )
+    return own, client

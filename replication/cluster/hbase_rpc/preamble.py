@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import struct
 
+from replication.cluster.hbase_rpc.sasl import AUTH_KERBEROS  # the SASL exchange that follows it
 from replication.proto import HBase_pb2, RPC_pb2
 
 RPC_MAGIC = b"HBas"
@@ -61,13 +62,14 @@ class BadPreamble(ValueError):
 def parse_preamble(data: bytes) -> int:
     """The authentication code of a 6-byte preamble (``ServerRpcConnection.processPreamble``).
 
-    Raises BadPreamble when the magic or the version is wrong, or the authentication is not SIMPLE
-    (hbrep's HBase RPC listener has no SASL: Kerberos or DIGEST clients are refused).
+    Raises BadPreamble when the magic or the version is wrong, or the authentication is neither SIMPLE nor
+    KERBEROS (hbrep's HBase RPC listener has no DIGEST: HBase's delegation tokens are refused).
     """
     if len(data) != 6 or data[:4] != RPC_MAGIC:
         raise BadPreamble(f"not an HBase RPC connection (first bytes {data[:6]!r}, want {RPC_MAGIC!r})")
     if data[4] != RPC_VERSION:
         raise BadPreamble(f"HBase RPC version {data[4]} is not supported (want {RPC_VERSION})")
-    if data[5] != AUTH_SIMPLE:
-        raise BadPreamble(f"authentication code {data[5]} is not supported (only SIMPLE, {AUTH_SIMPLE})")
+    if data[5] not in (AUTH_SIMPLE, AUTH_KERBEROS):
+        what = f"only SIMPLE, {AUTH_SIMPLE}, and KERBEROS, {AUTH_KERBEROS}"
+        raise BadPreamble(f"authentication code {data[5]} is not supported ({what})")
     return data[5]

@@ -157,3 +157,66 @@ def security_layer_answer(qop: str, authorization_id: str = "") -> bytes:
     layer) and the authorization id."""
     size = 0 if qop == "auth" else CLIENT_MAX_BUFFER
     return _U32.pack(LAYER_BITS[qop] << 24 | size) + authorization_id.encode()
+
+
+# -- the server's side (hbrep's HBase RPC listener, ``gssapi_server.py``) --------------------------------------
+def challenge_reply(token: bytes) -> bytes:
+    """A server challenge as sent: int32 SUCCESS | int32 length | token (``doRawSaslReply``)."""
+    return _I32.pack(SASL_SUCCESS) + _I32.pack(len(token)) + token
+
+
+def switch_to_simple_reply() -> bytes:
+    """The answer of a SIMPLE server to a client that began SASL: int32 SUCCESS | int32 -88."""
+    return _I32.pack(SASL_SUCCESS) + _I32.pack(SWITCH_TO_SIMPLE_AUTH)
+
+
+def _writable_string(text: str) -> bytes:
+    data = text.encode("utf-8")
+    return _I32.pack(len(data)) + data
+
+
+def error_reply(error_class: str, message: str) -> bytes:
+    """A failed exchange as sent before the server closes: int32 ERROR | class | message
+    (``WritableUtils.writeString`` each)."""
+    return _I32.pack(SASL_ERROR) + _writable_string(error_class) + _writable_string(message)
+
+
+def client_token_length(head: bytes) -> int:
+    """The length a client token's 4-byte head announces; SaslFrameError when it is out of range."""
+    (length,) = _I32.unpack(head)
+    if not 0 <= length <= MAX_CHALLENGE:
+        raise SaslFrameError(f"SASL token length {length} is out of range (0..{MAX_CHALLENGE})")
+    return length
+
+
+def security_layer_offer(qops: tuple[str, ...], max_buffer: int = CLIENT_MAX_BUFFER) -> bytes:
+    """The server's offer before wrapping: the layers of ``qops`` and its largest receive buffer."""
+    bits = 0
+    for qop in qops:
+        bits |= LAYER_BITS[qop]
+    return _U32.pack(bits << 24 | (max_buffer & 0xFFFFFF))
+
+
+@dataclass(frozen=True)
+class SecurityLayerAnswer:
+    """The client's unwrapped answer: the one layer it chose, its largest buffer, its authorization id."""
+
+    qop: str
+    max_buffer: int
+    authorization_id: str
+
+
+def decode_answer(data: bytes) -> SecurityLayerAnswer:
+    """The client's answer to the offer; SaslFrameError unless it is 4 bytes (+ an id) choosing one layer."""
+    if len(data) < 4:
+        raise SaslFrameError(f"GSSAPI security layer answer is {len(data)} bytes, not at least 4")
+    (value,) = _U32.unpack_from(data, 0)
+    bits = value >> 24
+    chosen = [qop for qop, bit in LAYER_BITS.items() if bits == bit]
+    if not chosen:
+        raise SaslFrameError(f"GSSAPI security layer answer chooses layers {bits:#x}, not exactly one")
+    try:
+        authorization_id = data[4:].decode("utf-8")
+    except UnicodeDecodeError:
+        raise SaslFrameError("GSSAPI authorization id is not UTF-8") from None
+    return SecurityLayerAnswer(chosen[0], value & 0xFFFFFF, authorization_id)

@@ -9,7 +9,15 @@ server). One connection, as this listener reads it:
 0. with TLS (``hbase.server.netty.tls.enabled``, ``tls.server_context``) a TLS handshake first, as HBase's
    Netty server; a client whose first byte is not a TLS record is served in plain text only while
    ``hbase.server.netty.tls.supportplaintext`` is true (HBase's ``OptionalSslHandler`` looks the same way);
-1. the 6-byte preamble ``HBas`` | version 0 | auth 80 (SIMPLE; no SASL here, see docs/security.md);
+1. the 6-byte preamble ``HBas`` | version 0 | auth 80 (SIMPLE) or 81 (KERBEROS). With Kerberos on the listener
+   (``hbase.security.authentication=kerberos``, ``gssapi_server.py``) a KERBEROS client goes through the SASL
+   GSSAPI exchange (``sasl.py``) and, after integrity or privacy is agreed, everything from step 2 on travels
+   in SASL-wrapped packets both ways; a SIMPLE client is refused (AccessDeniedException "Authentication is
+   required") unless ``hbase.ipc.server.fallback-to-simple-auth-allowed``. Under privacy with
+   ``hbase.rpc.crypto.encryption.aes.enabled``, a client naming AES in its ConnectionHeader gets a
+   ConnectionHeaderResponse with new keys and HBase's CryptoAES wraps from then on (``crypto_aes.py``).
+   Without Kerberos, a KERBEROS client is told to switch to SIMPLE and its first token is dropped, as HBase's
+   SIMPLE server does; DIGEST (token) clients are refused;
 2. int32 length | ConnectionHeader (service ``AdminService``, cell codec ``KeyValueCodecWithTags`` or
    ``KeyValueCodec``, no compressor). A SIMPLE client expects no answer; a header this listener
    refuses gets a ResponseHeader with call id -1 and HBase's exception, then the connection closes;
@@ -38,6 +46,7 @@ from contextlib import suppress
 from google.protobuf.message import DecodeError
 
 from replication.cluster.hbase_rpc.cell_block import CODECS
+from replication.cluster.hbase_rpc.crypto_aes import TRANSFORMATION, CryptoAes, server_cipher_metas
 from replication.cluster.hbase_rpc.framing import (
     CONNECTION_CALL_ID,
     FRAME_LENGTH,
@@ -45,8 +54,19 @@ from replication.cluster.hbase_rpc.framing import (
     decode_request,
     encode_response,
 )
+from replication.cluster.hbase_rpc.gssapi_server import SASL_EXCEPTION, GssapiServer, ListenerKerberos, SaslRefused
 from replication.cluster.hbase_rpc.preamble import ADMIN_SERVICE, BadPreamble, parse_preamble
 from replication.cluster.hbase_rpc.remote_errors import IO_EXCEPTION, exception_response
+from replication.cluster.hbase_rpc.sasl import (
+    AUTH_KERBEROS,
+    SaslFrameError,
+    challenge_reply,
+    client_token_length,
+    error_reply,
+    packet_length,
+    switch_to_simple_reply,
+    wrapped_packet,
+)
 from replication.errors import HbrepError
 from replication.proto import Admin_pb2, RPC_pb2
 
@@ -58,6 +78,7 @@ UNKNOWN_SERVICE = "org.apache.hadoop.hbase.ipc.UnknownServiceException"
 UNSUPPORTED_CODEC = "org.apache.hadoop.hbase.ipc.UnsupportedCellCodecException"
 UNSUPPORTED_COMPRESSOR = "org.apache.hadoop.hbase.ipc.UnsupportedCompressionCodecException"
 UNSUPPORTED_OPERATION = "java.lang.UnsupportedOperationException"
+ACCESS_DENIED = "org.apache.hadoop.hbase.security.AccessDeniedException"
 MAX_CONNECTION_HEADER = 64 * 1024
 TLS_HANDSHAKE_RECORD = 0x16  # the first byte of a TLS ClientHello
 TLS_HANDSHAKE_TIMEOUT_S = 30.0
@@ -103,8 +124,39 @@ def check_connection_header(header: RPC_pb2.ConnectionHeader) -> None:
         raise ConnectionRefused(UNSUPPORTED_COMPRESSOR, what)
 
 
+class _Channel:
+    """The bytes of one connection after its preamble: as they come, or in SASL-wrapped packets when the client
+    and this listener agreed on integrity or privacy (``sasl.py``)."""
+
+    def __init__(self, sock: socket.socket, sasl: GssapiServer | CryptoAes | None = None):
+        self.sock, self.sasl = sock, sasl
+        self._unwrapped = b""
+
+    def switch_to_aes(self, aes: CryptoAes) -> None:
+        """Wrap with HBase's CryptoAES from the next packet on (the client does once it has the keys)."""
+        self.sasl, self._unwrapped = aes, b""
+
+    def read_exact(self, size: int) -> bytes | None:
+        """``size`` bytes (unwrapped), or None when the client closed the connection first."""
+        if self.sasl is None:
+            return _read_exact(self.sock, size)
+        while len(self._unwrapped) < size:
+            head = _read_exact(self.sock, 4)
+            packet = None if head is None else _read_exact(self.sock, packet_length(head))
+            if packet is None:
+                return None
+            self._unwrapped += self.sasl.unwrap(packet)
+        data, self._unwrapped = self._unwrapped[:size], self._unwrapped[size:]
+        return data
+
+    def sendall(self, data: bytes) -> None:
+        """``data`` to the client (in one wrapped packet when a security layer is on)."""
+        self.sock.sendall(data if self.sasl is None else wrapped_packet(self.sasl.wrap(data)))
+
+
 class _Connection(socketserver.BaseRequestHandler):
     server: _Listener
+    channel: _Channel | None = None
 
     def handle(self) -> None:
         sock: socket.socket = self.request
@@ -121,9 +173,9 @@ class _Connection(socketserver.BaseRequestHandler):
         except ConnectionRefused as refused:
             LOG.warning("HBase RPC connection from %s refused: %s", self.client_address, refused)
             error = owner.error(refused.class_name, str(refused))
-            with suppress(OSError):
-                sock.sendall(encode_response(CONNECTION_CALL_ID, exception=error))
-        except (OSError, FrameError) as exc:
+            with suppress(OSError, SaslRefused):
+                (self.channel or _Channel(sock)).sendall(encode_response(CONNECTION_CALL_ID, exception=error))
+        except (OSError, FrameError, SaslFrameError, SaslRefused) as exc:
             if not owner.stopped.is_set():
                 LOG.warning("HBase RPC connection from %s dropped: %s", self.client_address, exc)
         finally:
@@ -151,21 +203,69 @@ class _Connection(socketserver.BaseRequestHandler):
         secured.settimeout(None)
         return secured  # stop() shuts the raw socket down, which ends the TLS one too
 
-    def _serve(self, sock: socket.socket, owner: HBaseRpcServer) -> None:
+    def _open(self, sock: socket.socket, owner: HBaseRpcServer) -> _Channel | None:
+        """The preamble, then the SASL exchange when the client asks for Kerberos: the channel the
+        ConnectionHeader comes on, or None when the client went away or failed to authenticate (logged)."""
         start = _read_exact(sock, 6)
         if start is None:
-            return
+            return None
         try:
-            parse_preamble(start)
+            auth = parse_preamble(start)
         except BadPreamble as exc:
             raise ConnectionRefused(FATAL_CONNECTION, str(exc)) from None
-        head = _read_exact(sock, FRAME_LENGTH.size)
+        if auth == AUTH_KERBEROS and owner.kerberos is None:
+            # a SIMPLE server, as HBase's ServerRpcConnection.processPreamble: tell the client to fall back to
+            # SIMPLE and drop the token it already sent (the client goes on only if its fallback is allowed)
+            sock.sendall(switch_to_simple_reply())
+            head = _read_exact(sock, 4)
+            if head is None or _read_exact(sock, client_token_length(head)) is None:
+                return None
+            return _Channel(sock)
+        if auth == AUTH_KERBEROS:
+            sasl = self._authenticate(sock, owner)
+            if sasl is None:
+                return None
+            return _Channel(sock, sasl if sasl.qop != "auth" else None)
+        if owner.kerberos is not None and not owner.kerberos.fallback_to_simple:
+            raise ConnectionRefused(ACCESS_DENIED, "Authentication is required")
+        return _Channel(sock)
+
+    def _authenticate(self, sock: socket.socket, owner: HBaseRpcServer) -> GssapiServer | None:
+        """The SASL GSSAPI exchange (``gssapi_server.py``); a failure is answered with HBase's SASL error reply,
+        logged in one line, and gives None."""
+        assert owner.kerberos is not None
+        sasl = GssapiServer(owner.kerberos, owner.acceptor_credentials)
+        sock.settimeout(TLS_HANDSHAKE_TIMEOUT_S)
+        try:
+            while not sasl.complete:
+                head = _read_exact(sock, 4)
+                length = None if head is None else client_token_length(head)
+                token = None if length is None else _read_exact(sock, length)
+                if token is None:
+                    return None
+                answer = sasl.evaluate(token)
+                if answer is not None:
+                    sock.sendall(challenge_reply(answer))
+        except (SaslRefused, SaslFrameError) as exc:
+            LOG.warning("HBase RPC connection from %s: Kerberos authentication failed: %s", self.client_address, exc)
+            with suppress(OSError):
+                sock.sendall(error_reply(SASL_EXCEPTION, str(exc)))
+            return None
+        sock.settimeout(None)
+        LOG.info("HBase RPC connection from %s authenticated as %s (%s)", self.client_address, sasl.user, sasl.qop)
+        return sasl
+
+    def _serve(self, sock: socket.socket, owner: HBaseRpcServer) -> None:
+        channel = self.channel = self._open(sock, owner)
+        if channel is None:
+            return
+        head = channel.read_exact(FRAME_LENGTH.size)
         if head is None:
             return
         (length,) = FRAME_LENGTH.unpack(head)
         if not 0 <= length <= MAX_CONNECTION_HEADER:
             raise ConnectionRefused(FATAL_CONNECTION, f"connection header length {length} is out of range")
-        raw = _read_exact(sock, length)
+        raw = channel.read_exact(length)
         if raw is None:
             return
         header = RPC_pb2.ConnectionHeader()
@@ -174,19 +274,42 @@ class _Connection(socketserver.BaseRequestHandler):
         except DecodeError as exc:
             raise ConnectionRefused(FATAL_CONNECTION, f"connection header does not parse: {exc}") from None
         check_connection_header(header)
+        if header.rpc_crypto_cipher_transformation and self._aes_agreed(channel, owner):
+            self._send_cipher(channel, header.rpc_crypto_cipher_transformation)
         while not owner.stopped.is_set():
-            head = _read_exact(sock, FRAME_LENGTH.size)
+            head = channel.read_exact(FRAME_LENGTH.size)
             if head is None:
                 return
             (length,) = FRAME_LENGTH.unpack(head)
             if not 0 < length <= owner.max_request:
                 limit = f"hbase.ipc.max.request.size {owner.max_request}"
                 raise ConnectionRefused(FATAL_CONNECTION, f"request of {length} bytes is out of range ({limit})")
-            frame = _read_exact(sock, length)
+            frame = channel.read_exact(length)
             if frame is None:
                 return
             request = decode_request(frame)
-            sock.sendall(owner.answer(request.call_id, request.method, request.message, request.cell_block))
+            channel.sendall(owner.answer(request.call_id, request.method, request.message, request.cell_block))
+
+    @staticmethod
+    def _aes_agreed(channel: _Channel, owner: HBaseRpcServer) -> bool:
+        """Whether HBase's CryptoAES replaces the GSS wrap: privacy agreed and the listener has
+        ``hbase.rpc.crypto.encryption.aes.enabled`` (else the client's cipher is ignored, as HBase's server does)."""
+        sasl = channel.sasl
+        return bool(owner.kerberos and owner.kerberos.crypto_aes and isinstance(sasl, GssapiServer)) and (
+            sasl.qop == "auth-conf"
+        )
+
+    @staticmethod
+    def _send_cipher(channel: _Channel, transformation: str) -> None:
+        """The ConnectionHeaderResponse with new AES keys, still GSS-wrapped; AES from then on
+        (``ServerRpcConnection.setupCryptoCipher`` and ``responseConnectionHeader``)."""
+        if transformation.upper() != TRANSFORMATION.upper():
+            raise ConnectionRefused(FATAL_CONNECTION, f"cipher {transformation!r} is not supported ({TRANSFORMATION})")
+        own, client = server_cipher_metas()
+        response = RPC_pb2.ConnectionHeaderResponse(crypto_cipher_meta=client).SerializeToString()
+        channel.sendall(FRAME_LENGTH.pack(len(response)) + response)
+        channel.switch_to_aes(CryptoAes(own))
+        LOG.info("HBase RPC connection: HBase's CryptoAES (%s) wraps the calls from here on", TRANSFORMATION)
 
 
 class _Listener(socketserver.ThreadingTCPServer):
@@ -198,7 +321,8 @@ class _Listener(socketserver.ThreadingTCPServer):
 class HBaseRpcServer:
     """An HBase RPC listener on ``host:port`` (0 = a free port) whose ReplicateWALEntry calls go to ``replicate``.
 
-    ``advertised_host`` names this server in the exceptions it returns; ``tls`` serves TLS (see step 0 above).
+    ``advertised_host`` names this server in the exceptions it returns; ``tls`` serves TLS (see step 0 above);
+    ``kerberos`` demands SASL GSSAPI of the clients (step 1 above); KerberosError when its keytab cannot serve.
     """
 
     def __init__(
@@ -211,8 +335,12 @@ class HBaseRpcServer:
         advertised_host: str = "",
         tls: ssl.SSLContext | None = None,
         plaintext_allowed: bool = True,
+        kerberos: ListenerKerberos | None = None,
     ):
         self.replicate = replicate
+        self.kerberos = kerberos  # SASL GSSAPI on this listener (gssapi_server.py); None: SIMPLE only
+        # read once, here: a keytab without the principal's key stops the server at start, not at the first client
+        self.acceptor_credentials = kerberos.credentials() if kerberos is not None else None
         self.tls = tls  # HBase's RPC TLS on this listener (tls.server_context); None: plain text only
         self.plaintext_allowed = plaintext_allowed  # with tls: plain-text clients still served
         self.max_request = max_request

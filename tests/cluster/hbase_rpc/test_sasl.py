@@ -16,13 +16,19 @@ from replication.cluster.hbase_rpc.sasl import (
     SaslFrameError,
     SaslReply,
     SecurityLayerOffer,
+    challenge_reply,
     choose_qop,
+    client_token_length,
+    decode_answer,
     decode_offer,
     decode_reply,
+    error_reply,
     packet_length,
     sasl_qops,
     sasl_token,
     security_layer_answer,
+    security_layer_offer,
+    switch_to_simple_reply,
 )
 from replication.config import Config
 from replication.errors import ConfigError
@@ -133,3 +139,48 @@ def test_kerberos_settings_come_from_hbases_keys():
         unset.principal_for("AdminService", "h")
     with pytest.raises(ConfigError, match=r"hbase\.rpc\.protection"):
         Config.load(env={}, overrides={**keys, "hbase.rpc.protection": "secret"})
+
+
+# -- the server's side (hbrep's HBase RPC listener): what it writes, the client side reads back ------------------
+@given(st.binary(max_size=2048))
+def test_a_challenge_the_listener_sends_decodes_as_the_client_reads_it(token):
+    assert decode_reply(challenge_reply(token)) == (SaslReply(challenge=token), 8 + len(token))
+
+
+@given(st.text(max_size=80), st.text(max_size=200))
+def test_an_error_the_listener_sends_decodes_to_its_class_and_message(error_class, message):
+    data = error_reply(error_class, message)
+    assert decode_reply(data) == (SaslReply(error_class=error_class, error=message), len(data))
+
+
+def test_the_switch_to_simple_decodes_as_hbases():
+    assert decode_reply(switch_to_simple_reply()) == (SaslReply(switch_to_simple=True), 8)
+
+
+@given(st.sets(st.sampled_from(["auth", "auth-int", "auth-conf"]), min_size=1), st.integers(0, 0xFFFFFF))
+def test_the_listeners_offer_decodes_to_the_layers_it_named(qops, size):
+    offer = decode_offer(security_layer_offer(tuple(qops), size))
+    assert set(offer.qops) == qops and offer.max_buffer == size
+
+
+@given(st.sampled_from(["auth", "auth-int", "auth-conf"]), st.text(max_size=40))
+def test_the_clients_answer_decodes_to_its_one_layer_and_authorization_id(qop, authorization_id):
+    answer = decode_answer(security_layer_answer(qop, authorization_id))
+    assert (answer.qop, answer.authorization_id) == (qop, authorization_id)
+
+
+@given(st.binary(max_size=12))
+def test_any_answer_decodes_to_one_layer_or_one_frame_error(data):
+    try:
+        answer = decode_answer(data)
+    except SaslFrameError as exc:
+        assert "\n" not in str(exc)
+    else:
+        assert answer.qop in ("auth", "auth-int", "auth-conf")
+
+
+def test_client_token_lengths_out_of_range_are_frame_errors():
+    assert client_token_length(struct.pack(">i", 0)) == 0
+    for bad in (-1, 1024 * 1024 + 1):
+        with pytest.raises(SaslFrameError):
+            client_token_length(struct.pack(">i", bad))

@@ -78,7 +78,8 @@ def test_the_server_errors_map_back_to_the_same_sink_errors_on_hbreps_client(err
 
 def test_preambles():
     assert parse_preamble(preamble()) == 80
-    for bad, said in ((b"HBas\x01\x50", "version 1"), (b"HBas\x00\x51", "only SIMPLE"), (b"PRI * ", "not an HBase")):
+    assert parse_preamble(preamble(81)) == 81  # KERBEROS: the SASL exchange follows (gssapi_server.py)
+    for bad, said in ((b"HBas\x01\x50", "version 1"), (b"HBas\x00\x52", "code 82"), (b"PRI * ", "not an HBase")):
         with pytest.raises(BadPreamble, match=said):
             parse_preamble(bad)
 
