@@ -270,15 +270,20 @@ def run_demo(
     run_fn: Callable[..., dict[str, Any]],
     report_fn: Callable[[dict[str, Any]], None],
     add_arguments: Callable[[argparse.ArgumentParser], None] | None = None,
+    check_arguments: Callable[[dict[str, Any]], str | None] | None = None,
 ) -> dict[str, Any]:
     """Parse ``--rows``/``--state`` and the options ``add_arguments`` adds (passed to ``run_fn`` as keyword
-    arguments), run the demo in its state folder, print its report; the report."""
+    arguments; ``check_arguments`` says what is wrong with them together, refused as argparse refuses, before the
+    state folder is made), run the demo in its state folder, print its report; the report."""
     parser = argparse.ArgumentParser(prog=prog, description=description)
     parser.add_argument("--rows", type=int, default=default_rows, help=f"rows to write (default {default_rows})")
     parser.add_argument("--state", help="folder for all state (default: a new temporary folder)")
     if add_arguments is not None:
         add_arguments(parser)
     args = vars(parser.parse_args(argv))
+    wrong = check_arguments(args) if check_arguments is not None else None
+    if wrong:
+        parser.error(wrong)
     rows, state_dir = args.pop("rows"), args.pop("state")
     state = Path(state_dir or tempfile.mkdtemp(prefix=f"hbrep-{prog.split()[-1]}-")).resolve()
     state.mkdir(parents=True, exist_ok=True)

@@ -23,6 +23,10 @@ over SASL, ships into B with SASL GSSAPI at ``hbase.rpc.protection=privacy``, an
 as HBase's principal. The Thrift servers log in to HBase with Kerberos and take unauthenticated clients on
 loopback (no ``hbase.thrift.security.qop``: happybase speaks no SASL), which the load and hbrep's verify use.
 Step 6 (the seed) is left out: its snapshot copy runs HBase's Java tools with no Kerberos login of hbrep's.
+``--ticket-lifetime 120 --soak-lifetimes 3`` makes the realm's tickets live two minutes and, after step 4, keeps a
+probe row going into A every 10 s, each timed until B has it, until three lifetimes have passed since the realm
+started (and for one lifetime at least): every process (HBase's, ZooKeeper, Airflow's, Spark's) has had to get
+new tickets while shipping went on.
 """
 
 from __future__ import annotations
@@ -56,6 +60,7 @@ TABLE = "usertable"
 PEER = "1"
 HISTORY = "history"
 HISTORY_ROWS = 500
+DAG_IDS = ("hbrep_failover", "hbrep_ship", "hbrep_verify")
 
 
 def write_load(cluster: RealHBase, rows: int, kill_at: int, killed: list[str], acked: list[int]) -> None:
@@ -104,6 +109,67 @@ def compare_cells(source: RealHBase, peer: RealHBase, table: str, family: str) -
     }
 
 
+SOAK_EVERY_S = 10.0  # one probe row every 10 s during the soak
+SOAK_ARRIVAL_S = 180.0  # how long the last probes may take once the soak has ended
+
+
+def soak_probes(source: RealHBase, peer: RealHBase, until: float, every_s: float = SOAK_EVERY_S) -> dict[str, Any]:
+    """Until ``until`` (``time.monotonic()``), put one probe row into A's TABLE every ``every_s`` seconds (family cf,
+    replicated) and time each until B's Thrift server returns it, then wait up to SOAK_ARRIVAL_S for the last ones.
+    Returns the probes written, those that arrived, and the write-to-visible lags in seconds (median, largest)."""
+    writer, reader = source.happybase_connection(), peer.happybase_connection()
+    written: dict[bytes, float] = {}
+    lags: dict[bytes, float] = {}
+    next_write = time.monotonic()
+    last_call = until + SOAK_ARRIVAL_S
+    try:
+        while True:
+            now = time.monotonic()
+            if now < until and now >= next_write:
+                row = b"soak%06d" % len(written)
+                writer = source.put_until_taken(writer, TABLE, row, {b"cf:field0": b"probe-" + row})
+                written[row] = now
+                next_write += every_s
+            pending = [row for row in written if row not in lags]
+            if pending:
+                for row, _data in reader.table(TABLE).rows(pending, columns=[b"cf:field0"]):
+                    lags[row] = time.monotonic() - written[row]
+            if now >= until and (len(lags) == len(written) or now > last_call):
+                break
+            time.sleep(1)
+    finally:
+        writer.close()
+        reader.close()
+    ordered = sorted(lags.values())
+    return {
+        "probes": len(written),
+        "arrived": len(lags),
+        "lag_p50_s": round(ordered[len(ordered) // 2], 1) if ordered else None,
+        "lag_max_s": round(ordered[-1], 1) if ordered else None,
+    }
+
+
+def quiesce(api: AirflowApi, dag_ids: tuple[str, ...], timeout: float = 180.0) -> None:
+    """Pause ``dag_ids`` and wait until none of their runs is queued or running, as an operator does before stopping
+    Airflow: a ship task running then would be stopped half-way and end failed. After ``timeout`` it says so and
+    returns."""
+    for dag_id in dag_ids:
+        api.set_paused(dag_id, True)
+    deadline = time.monotonic() + timeout
+    while True:
+        active = [
+            f"{dag_id}/{run['dag_run_id']}"
+            for dag_id in dag_ids
+            for run in api.call("GET", f"/dags/{dag_id}/dagRuns", params={"state": ["queued", "running"]})["dag_runs"]
+        ]
+        if not active:
+            return
+        if time.monotonic() > deadline:
+            say(f"still running after {timeout:.0f}s, stopped with Airflow: {active}")
+            return
+        time.sleep(2)
+
+
 def wait_for_recovered_queue(key: ClusterKey, dead: str, conf: Config, timeout: float = 300.0) -> str:
     """Wait until A's master has moved the dead server's queue of PEER to a live server; its id."""
     wanted = f"{PEER}-{dead}"
@@ -119,11 +185,18 @@ def wait_for_recovered_queue(key: ClusterKey, dead: str, conf: Config, timeout: 
         time.sleep(2)
 
 
-def run(rows: int, state: Path, secure: bool = False, ticket_lifetime: int | None = None) -> dict[str, Any]:
+def run(
+    rows: int, state: Path, secure: bool = False, ticket_lifetime: int | None = None, soak_lifetimes: int = 0
+) -> dict[str, Any]:
     """The whole demo in ``state`` (Kerberized when ``secure``, tickets living ``ticket_lifetime`` seconds,
-    default an hour); returns the report."""
-    if ticket_lifetime is not None and not secure:
-        raise SystemExit("demo-hbase: --ticket-lifetime needs --secure (only the secure story has a KDC)")
+    default an hour); with ``soak_lifetimes``, probe rows keep coming (:func:`soak_probes`) until that many ticket
+    lifetimes have passed since the realm issued its first tickets, for one lifetime at least. Returns the report."""
+    wrong = secure_options_wrong(
+        {"secure": secure, "ticket_lifetime": ticket_lifetime, "soak_lifetimes": soak_lifetimes}
+    )
+    if wrong:
+        raise SystemExit(f"demo-hbase: {wrong}")
+    begun = time.monotonic()  # before the realm issues its first ticket
     report: dict[str, Any] = {"state": str(state), "secure": secure}
     log = state / "airflow.log"
     with contextlib.ExitStack() as stack:
@@ -182,7 +255,7 @@ def run(rows: int, state: Path, secure: bool = False, ticket_lifetime: int | Non
         airflow.wait_ready(timeout=300)
         api = stack.enter_context(AirflowApi(airflow.url, "admin", airflow.admin_password()))
         api.call("POST", "/pools", json={"name": "zookeeper", "slots": 4, "description": "hbrep: ZooKeeper tasks"})
-        for dag_id in ("hbrep_failover", "hbrep_ship", "hbrep_verify"):
+        for dag_id in DAG_IDS:
             api.wait_for_dag(dag_id, timeout=180)
         verify_conf = {"peer": PEER, "table": TABLE, "start": 0, "end": int(time.time() * 1000) + 3_600_000}
         for dag_id, run_conf in (("hbrep_failover", None), ("hbrep_ship", None), ("hbrep_ship", None)):
@@ -191,6 +264,17 @@ def run(rows: int, state: Path, secure: bool = False, ticket_lifetime: int | Non
             report.setdefault("dag_runs", []).append(f"{dag_id}: {run['state']}")
             say(f"{dag_id} run {run['dag_run_id']}: {run['state']} in {time.monotonic() - started_run:.0f}s")
         wait_replicated(source, conf)  # the scheduled run unpausing started may hold the lease and ship it
+        if soak_lifetimes:
+            lifetime = report["ticket_lifetime_s"]
+            # N lifetimes since the realm started, and at least one whole lifetime of probes (a slow start)
+            until = max(begun + soak_lifetimes * lifetime + SOAK_EVERY_S, time.monotonic() + lifetime)
+            say(f"soak: a probe row into A every {SOAK_EVERY_S:.0f}s, each timed until B has it, until "
+                f"{soak_lifetimes} ticket lifetimes ({soak_lifetimes * lifetime}s) have passed since the realm "
+                f"started and for one lifetime at least ({until - time.monotonic():.0f}s from now); the scheduler "
+                f"ships them")  # fmt: skip
+            report["soak"] = soak_probes(hbase_a, hbase_b, until)
+            report["soak"]["lifetimes"] = round((time.monotonic() - begun) / lifetime, 2)
+            say(f"soak: {report['soak']}")
         run = run_dag(api, "hbrep_verify", verify_conf)
         report["dag_runs"].append(f"hbrep_verify: {run['state']}")
         say(f"hbrep_verify run {run['dag_run_id']}: {run['state']}")
@@ -207,6 +291,7 @@ def run(rows: int, state: Path, secure: bool = False, ticket_lifetime: int | Non
         report["cells"] = compare_cells(hbase_a, hbase_b, TABLE, "cf")
         say(f"cells of family cf on A and B: {report['cells']}")
         if secure:
+            quiesce(api, DAG_IDS)
             say("stopping everything it started (the seed, step 6, is not part of the secure story)")
             return report
         api.wait_for_dag("hbrep_seed_peer", timeout=180)
@@ -217,6 +302,7 @@ def run(rows: int, state: Path, secure: bool = False, ticket_lifetime: int | Non
         say(f"hbrep_seed_peer run {run['dag_run_id']} ({HISTORY} by HBase's snapshot + ExportSnapshot): "
             f"{run['state']} in {time.monotonic() - started_run:.0f}s")  # fmt: skip
         report["hbase_verify_seeded"] = hbase_a.verify_replication(PEER, HISTORY, families=["cf"])
+        quiesce(api, (*DAG_IDS, "hbrep_seed_peer"))
         say("stopping everything it started")
     return report
 
@@ -245,6 +331,13 @@ def print_report(report: dict[str, Any]) -> None:
         f"GX checks                        {'passed' if quality.get('success') else 'FAILED'}",
         f"state kept in                    {report.get('state')}",
     ]
+    soak = report.get("soak")
+    if soak:
+        lines.insert(
+            lines.index(f"DAG runs                         {report.get('dag_runs')}") + 1,
+            f"soak probes written / arrived    {soak['probes']} / {soak['arrived']} over {soak['lifetimes']} ticket "
+            f"lifetimes; lag p50 {soak['lag_p50_s']} s, max {soak['lag_max_s']} s",
+        )
     if not report.get("secure"):
         lines[-2:-2] = [f"seeded table {HISTORY}, HBase's VerifyReplication  GOODROWS={seeded.get('GOODROWS')} "
                         f"BADROWS={seeded.get('BADROWS', 0)}"]  # fmt: skip
@@ -252,7 +345,7 @@ def print_report(report: dict[str, Any]) -> None:
 
 
 def secure_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--secure`` and ``--ticket-lifetime``."""
+    """``--secure``, ``--ticket-lifetime`` and ``--soak-lifetimes``."""
     parser.add_argument(
         "--secure", action="store_true",
         help="run it Kerberized: a KDC, SASL on ZooKeeper and every HBase RPC (make demo-hbase SECURE=1)",
@@ -261,6 +354,31 @@ def secure_arguments(parser: argparse.ArgumentParser) -> None:
         "--ticket-lifetime", type=_ticket_lifetime, metavar="SECONDS",
         help="with --secure: how long the realm's tickets live (at least 60; default 3600)",
     )  # fmt: skip
+    parser.add_argument(
+        "--soak-lifetimes", type=_soak_lifetimes, default=0, metavar="N",
+        help="with --secure: keep writing probe rows, shipped by the scheduler and timed until B has them, until N "
+        "ticket lifetimes have passed since the realm started",
+    )  # fmt: skip
+
+
+def secure_options_wrong(args: dict[str, Any]) -> str | None:
+    """What is wrong with the secure story's options together (one line), or None."""
+    if args.get("ticket_lifetime") is not None and not args.get("secure"):
+        return "--ticket-lifetime needs --secure (only the secure story has a KDC)"
+    if args.get("soak_lifetimes") and not args.get("secure"):
+        return "--soak-lifetimes needs --secure (only the secure story has tickets)"
+    return None
+
+
+def _soak_lifetimes(text: str) -> int:
+    """``--soak-lifetimes``: a whole number, at least 1."""
+    try:
+        count = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if count < 1:
+        raise argparse.ArgumentTypeError(f"at least 1, not {count}")
+    return count
 
 
 def _ticket_lifetime(text: str) -> int:
@@ -280,12 +398,14 @@ def main(argv: list[str] | None = None) -> int:
     description = __doc__.split("\n")[0]
     report = run_demo(
         argv, prog="demo-hbase", description=description, default_rows=1000, run_fn=run, report_fn=print_report,
-        add_arguments=secure_arguments,
+        add_arguments=secure_arguments, check_arguments=secure_options_wrong,
     )  # fmt: skip
     theirs = report.get("hbase_verify", {})
     seeded = report.get("hbase_verify_seeded", {})
+    soak = report.get("soak", {"probes": 0, "arrived": 0})
     ok = (
-        theirs.get("GOODROWS") == report.get("rows_written")
+        theirs.get("GOODROWS") == (report.get("rows_written") or 0) + soak["probes"]
+        and soak["arrived"] == soak["probes"]
         and theirs.get("BADROWS", 0) == 0
         and report.get("verify", {}).get("counters", {}).get("BADROWS") == 0
         and report.get("quality", {}).get("success")

@@ -8,10 +8,13 @@ replicated family are the same sets on A and B. The test reads the kept state be
 took hbrep's ReplicateWALEntry calls as ``hbrep/127.0.0.1@HBREP.TEST (auth:KERBEROS)``, ZooKeeper ran with
 SASL required, and no ship task failed.
 
-The realm's tickets live 120 s (``--ticket-lifetime``), and the demo outlives the first ones it issued: its last
-ship task ends after they expired (the verify run and HBase's VerifyReplication come later still), so the
-processes started first (ZooKeeper, HBase's JVMs) have had to get new tickets. (60 s is too short for HBase:
-ZooKeeper's client in its JVMs re-logs in at most once a minute, and the master's peer procedure then stalls.)
+The realm's tickets live 120 s (``--ticket-lifetime``), and the demo runs through three of their lifetimes
+(``--soak-lifetimes 3``): after the story, a probe row goes into A every 10 s, shipped by the scheduler's runs and
+timed until B has it, until 360 s have passed since the realm issued its first tickets. Every probe must arrive,
+none later than one lifetime, and ship tasks must have ended in the second and third lifetimes, none failed: every
+process (ZooKeeper, HBase's JVMs, Airflow's, the Spark Connect server's workers) got new tickets while shipping
+went on. (60 s is too short for HBase: ZooKeeper's client in its JVMs re-logs in at most once a minute, and the
+master's peer procedure then stalls.)
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ pytestmark = pytest.mark.slow
 
 ROWS = 300
 TICKET_LIFETIME_S = 120
+LIFETIMES = 3
 
 
 def test_make_demo_hbase_secure_replicates_every_cell_between_kerberized_clusters(tmp_path):
@@ -38,16 +42,23 @@ def test_make_demo_hbase_secure_replicates_every_cell_between_kerberized_cluster
     # what `make demo-hbase SECURE=1` runs once its .venv is installed (with short tickets)
     demo = subprocess.run(
         [sys.executable, "-m", "replication.devstack.demo_hbase", "--secure", "--ticket-lifetime",
-         str(TICKET_LIFETIME_S), "--rows", str(ROWS), "--state", str(state)],
-        capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL,
+         str(TICKET_LIFETIME_S), "--soak-lifetimes", str(LIFETIMES), "--rows", str(ROWS), "--state", str(state)],
+        capture_output=True, text=True, timeout=1200, stdin=subprocess.DEVNULL,
     )  # fmt: skip
     out = demo.stdout
     assert demo.returncode == 0, (out + demo.stderr)[-4000:]
+    soak = re.search(r"soak probes written / arrived +(\d+) / (\d+) over ([\d.]+) ticket lifetimes; "
+                     r"lag p50 ([\d.]+) s, max ([\d.]+) s", out)  # fmt: skip
+    assert soak, out[-3000:]
+    probes, arrived, lifetimes, _p50, lag_max = (float(g) for g in soak.groups())
+    assert probes >= 10 and arrived == probes, soak.group(0)  # every probe reached B
+    assert lifetimes >= LIFETIMES and lag_max < TICKET_LIFETIME_S, soak.group(0)
     assert re.search(rf"rows written to HBase A +{ROWS}\n", out), out[-3000:]
     assert re.search(r"region server killed +localhost,\d+,\d+\n", out), out[-3000:]
     assert "Kerberos (SASL) everywhere       yes" in out
-    assert f"HBase's VerifyReplication        GOODROWS={ROWS} BADROWS=0" in out, out[-3000:]
-    assert f"row keys / cells equal on A, B   True / True ({ROWS} cells on A, {ROWS} on B)" in out, out[-3000:]
+    total = ROWS + int(probes)
+    assert f"HBase's VerifyReplication        GOODROWS={total} BADROWS=0" in out, out[-3000:]
+    assert f"row keys / cells equal on A, B   True / True ({total} cells on A, {total} on B)" in out, out[-3000:]
     assert re.search(r"DAG runs +\['hbrep_failover: success', 'hbrep_ship: success', 'hbrep_ship: success', "
                      r"'hbrep_verify: success'\]", out), out[-3000:]  # fmt: skip
 
@@ -63,9 +74,13 @@ def test_make_demo_hbase_secure_replicates_every_cell_between_kerberized_cluster
     assert ship_logs, "no ship task ran"
     failed = [str(log) for log in ship_logs if '"Task failed with exception"' in log.read_text()]
     assert not failed, failed
-    # ... and the last of them ended after the realm's first tickets had expired
-    ended = max(_last_timestamp(log) for log in ship_logs)
-    assert ended > started + TICKET_LIFETIME_S, f"ship tasks ended {ended - started:.0f} s after the start"
+    # ... and ship tasks ended in the second and third lifetimes of the realm's tickets, after the first ones
+    # expired (the first lifetime is the clusters' start and the load; the realm starts after `started`, so a task
+    # counted in lifetime n ended no earlier than in the realm's own lifetime n)
+    ended = sorted(_last_timestamp(log) - started for log in ship_logs)
+    for n in range(1, LIFETIMES):
+        window = (n * TICKET_LIFETIME_S, (n + 1) * TICKET_LIFETIME_S)
+        assert any(window[0] <= t < window[1] for t in ended), f"no ship task ended in {window} s: {ended}"
 
 
 def _last_timestamp(log: Path) -> float:
