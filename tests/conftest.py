@@ -39,6 +39,12 @@ os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 # failover and ship DAGs' ZooKeeper triggers) starts only when a parse after its DAG's unpause registers it;
 # at 5 minutes the event tests waited that long (seen in a fresh-clone run).
 os.environ.setdefault("AIRFLOW__SCHEDULER__SCHEDULER_IDLE_SLEEP_TIME", "1")
+# Spark's JVMs in the suite (the session's local Spark, and the Spark Connect servers and spark-submit jobs the
+# tests start, to which Spark's launcher passes SPARK_SUBMIT_OPTS) compile with C1 only and collect with the serial
+# GC, as the dev HBase's JVMs do: the same small jobs in a local session then took half the JVM's CPU here
+# (12.6-13.2 s against 23.6-29.0 s). Spark's JVMs were the largest CPU users of the suite in a sample of a run.
+# make up, the demos and bench/ keep Spark's defaults.
+os.environ.setdefault("SPARK_SUBMIT_OPTS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
 
 REPO = Path(__file__).resolve().parent.parent
 
