@@ -253,7 +253,10 @@ class HRegionServer:
         plain text. The listener speaks HBase's RPC without the cluster token (docs/security.md), in
         plain text unless ``hbase.server.netty.tls.enabled`` (then TLS, plain text too while
         ``hbase.server.netty.tls.supportplaintext``); a plain-text listener beside a TLS-only hbrep RPC is
-        turned on knowingly (``true``).
+        turned on knowingly (``true``). With ``hbase.security.authentication=kerberos`` it demands SASL GSSAPI
+        as ``hbase.regionserver.kerberos.principal`` from ``hbase.regionserver.keytab.file``; without those keys
+        it stays off under ``auto`` (a warning says why) and the server aborts under ``true``; a keytab that
+        cannot serve aborts it (one line).
         """
         enabled = self.conf.get_str("hbrep.regionserver.hbase.rpc.enabled")
         tls = hbase_rpc_tls.server_context(self.conf)  # HBase's RPC TLS on the listener (hbase.server.netty.tls.*)
@@ -261,9 +264,15 @@ class HRegionServer:
         if enabled == "false" or (enabled == "auto" and self.conf.get_bool("hbrep.rpc.tls.enabled") and plaintext):
             LOG.info("HBase RPC listener off (hbrep.regionserver.hbase.rpc.enabled=%s)", enabled)
             return
-        wanted = self.conf.get_int("hbrep.regionserver.hbase.rpc.port")
         try:
             kerberos = listener_kerberos(self.conf, advertised)  # SASL GSSAPI of HBase's server keys, or None
+        except ConfigError as exc:
+            if enabled == "auto":  # hbrep's Kerberos identity is set, HBase's server keys are not: no listener
+                LOG.warning("HBase RPC listener off (hbrep.regionserver.hbase.rpc.enabled=auto): %s", exc)
+                return
+            raise RegionServerAborted(f"HBase RPC listener: {exc}") from None
+        wanted = self.conf.get_int("hbrep.regionserver.hbase.rpc.port")
+        try:
             self.hbase_rpc = HBaseRpcServer(
                 bind,
                 wanted,
@@ -274,7 +283,7 @@ class HRegionServer:
                 plaintext_allowed=plaintext,
                 kerberos=kerberos,
             )
-        except (ConfigError, KerberosError) as exc:
+        except KerberosError as exc:
             raise RegionServerAborted(f"HBase RPC listener: {exc}") from None
         except OSError as exc:
             raise RegionServerAborted(f"could not bind the HBase RPC port {bind}:{wanted}: {exc.strerror}") from None

@@ -54,3 +54,27 @@ def test_a_ship_cycle_runs_with_kerberos_on_every_zookeeper_session(kerberized_z
             source.stop()
     finally:
         peer.stop()
+
+
+def test_without_hbases_server_keys_the_hbase_rpc_listener_stays_off_unless_asked_for(kerberized_zk, tmp_path):
+    """hbrep's Kerberos identity alone (no ``hbase.regionserver.keytab.file``): under
+    ``hbrep.regionserver.hbase.rpc.enabled=auto`` the region server starts without the listener and says why in its
+    log; under ``true`` it does not start, with one line naming the key."""
+    from replication.cluster.errors import ClusterError
+
+    conf = kerberized_zk.conf(**{"hbase.regionserver.kerberos.principal": "hbase/_HOST@HBREP.TEST"})
+    key = f"127.0.0.1:{kerberized_zk.zookeeper.port}:/no-listener-{uuid.uuid4().hex[:6]}"
+    cluster = start_cluster(key, str(tmp_path / "auto"), 1, conf=conf, name="auto")
+    try:
+        with connected(ClusterKey.parse(key), **zk_options(conf)) as zk:
+            paths = ZNodePaths(conf, parent=ClusterKey.parse(key).znode_parent)
+            assert not zk.exists(paths.hbase_rpc_rs) or zk.get_children(paths.hbase_rpc_rs) == []
+        logs = "".join(p.read_text(errors="replace") for p in (tmp_path / "auto").rglob("regionserver-*.log"))
+        assert "HBase RPC listener off (hbrep.regionserver.hbase.rpc.enabled=auto)" in logs
+        assert "needs hbase.regionserver.keytab.file" in logs
+    finally:
+        cluster.stop()
+    asked = conf.with_overrides({"hbrep.regionserver.hbase.rpc.enabled": "true"})
+    with pytest.raises(ClusterError) as refused:
+        start_cluster(key.replace("no-listener", "asked"), str(tmp_path / "true"), 1, conf=asked, name="true")
+    assert "HBase RPC listener" in str(refused.value) and "hbase.regionserver.keytab.file" in str(refused.value)
