@@ -158,7 +158,8 @@ DEFAULTS: dict[str, str] = {
     "hbrep.zk.tls.key": "",
     "hbrep.zk.tls.ca": "",
     # each region server's HBase RPC listener (ReplicateWALEntry from a real HBase source; see
-    # replication/cluster/hbase_registry.py): auto = on unless hbrep.rpc.tls.enabled; port 0 = a free port
+    # replication/cluster/hbase_registry.py): auto = on unless hbrep.rpc.tls.enabled, or Kerberos without
+    # hbase.regionserver.keytab.file; port 0 = a free port
     "hbrep.regionserver.hbase.rpc.enabled": "auto",
     "hbrep.regionserver.hbase.rpc.port": "0",
     # region-server processes: CPython gc thresholds gen0,gen1,gen2 (see replication/cluster/gc_tuning.py)
