@@ -36,6 +36,7 @@ import contextlib
 import sys
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -370,26 +371,25 @@ def secure_options_wrong(args: dict[str, Any]) -> str | None:
     return None
 
 
-def _soak_lifetimes(text: str) -> int:
-    """``--soak-lifetimes``: a whole number, at least 1."""
-    try:
-        count = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if count < 1:
-        raise argparse.ArgumentTypeError(f"at least 1, not {count}")
-    return count
+def _whole_number(minimum: int, unit: str = "") -> Callable[[str], int]:
+    """An argparse type: a whole number (of ``unit``), at least ``minimum``; one-line refusals otherwise."""
+    of_unit = f" of {unit}" if unit else ""
+    unit_after = f" {unit}" if unit else ""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number{of_unit}: {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"at least {minimum}{unit_after}, not {value}")
+        return value
+
+    return parse
 
 
-def _ticket_lifetime(text: str) -> int:
-    """``--ticket-lifetime``: whole seconds, at least 60 (the KDC's and HBase's floor)."""
-    try:
-        seconds = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number of seconds: {text!r}") from None
-    if seconds < 60:
-        raise argparse.ArgumentTypeError(f"at least 60 seconds, not {seconds}")
-    return seconds
+_soak_lifetimes = _whole_number(1)  # --soak-lifetimes
+_ticket_lifetime = _whole_number(60, "seconds")  # --ticket-lifetime: the KDC's and HBase's floor
 
 
 def main(argv: list[str] | None = None) -> int:
