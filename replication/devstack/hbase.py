@@ -39,7 +39,7 @@ from typing import Any
 
 from replication.config import write_site_xml
 from replication.devstack.admin_server import AdminServer, AdminServerError
-from replication.devstack.jvm import JvmProcess, JvmProcessError, port_accepts
+from replication.devstack.jvm import DEV_SERVER_JIT_OPTIONS, JvmProcess, JvmProcessError, port_accepts
 from replication.devstack.kdc import jaas_keytab_login
 from replication.devstack.maven import interop_tools_classpath
 from replication.devstack.tls_ca import ThrowAwayCA
@@ -63,8 +63,7 @@ STATE_FILE = "hbase.json"
 
 # What HBase's bin/hbase adds on Java 17 (netty reflection, direct buffers), kept to what it needs.
 JAVA17_OPTIONS = (
-    "-XX:+UseSerialGC",
-    "-XX:TieredStopAtLevel=1",
+    *DEV_SERVER_JIT_OPTIONS,
     "-Dorg.apache.hbase.thirdparty.io.netty.tryReflectionSetAccessible=true",
     "--add-opens=java.base/java.lang=ALL-UNNAMED",
     "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",  # HFileSystem's block-order hook on HDFS

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
-from replication.devstack.jvm import JvmProcess, JvmProcessError, port_accepts
+from replication.devstack.jvm import DEV_SERVER_JIT_OPTIONS, JvmProcess, JvmProcessError, port_accepts
 from replication.devstack.maven import interop_classpath
 from replication.errors import HbrepError
 from replication.net import LOOPBACK, free_port, port_in_use
@@ -278,8 +278,8 @@ class HdfsCluster:
     def _jvm(self, name: str, main: str, *, spawnable: bool = False) -> JvmProcess:
         # stop, status and kill need no classpath (and so no Maven); only a JVM about to start does
         classpath = self.classpath() if spawnable else ""
-        options = (*JAVA17_OPENS, f"-Dhadoop.log.dir={self.root}", "-Djava.net.preferIPv4Stack=true",
-                   *self._kerberos_options())  # fmt: skip
+        options = (*DEV_SERVER_JIT_OPTIONS, *JAVA17_OPENS, f"-Dhadoop.log.dir={self.root}",
+                   "-Djava.net.preferIPv4Stack=true", *self._kerberos_options())  # fmt: skip
         return JvmProcess(name, self.root, main, classpath, jvm_options=options, heap_mb=self.heap_mb,
                           env={"HADOOP_CONF_DIR": str(self.conf_dir)})  # fmt: skip
 
@@ -597,7 +597,8 @@ class HdfsCluster:
         java = shutil.which("java")
         if java is None:
             raise HdfsError(f"java not found on PATH (the HDFS {name} needs Java 17)")
-        command = [java, "-Xmx192m", *JAVA17_OPENS, *self._kerberos_options(), "-cp", self.classpath(), main, *args]
+        command = [java, "-Xmx192m", *DEV_SERVER_JIT_OPTIONS, *JAVA17_OPENS, *self._kerberos_options(),
+                   "-cp", self.classpath(), main, *args]  # fmt: skip
         env = {**os.environ, "HADOOP_CONF_DIR": str(self.conf_dir)}
         try:
             done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=self.root, env=env)

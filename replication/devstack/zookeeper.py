@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from replication.devstack.jvm import JvmProcess, JvmProcessError
+from replication.devstack.jvm import DEV_SERVER_JIT_OPTIONS, JvmProcess, JvmProcessError
 from replication.devstack.kdc import jaas_keytab_login
 from replication.errors import HbrepError
 from replication.net import LOOPBACK, free_port, port_in_use
@@ -187,7 +187,7 @@ class ZooKeeperServer:
             classpath="",
             args=[str(self.config_file)],
             jvm_options=[
-                "-XX:+UseSerialGC",
+                *DEV_SERVER_JIT_OPTIONS,
                 "-Dzookeeper.admin.enableServer=false",
                 *(sasl.jvm_options(self.jaas_file) if sasl is not None else []),
             ],

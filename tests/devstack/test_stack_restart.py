@@ -64,6 +64,23 @@ def ship_task_states(state: str, *then: str) -> list[str]:
     return [row[0] for row in airflow_db(state, SHIP_STATES, *then)]
 
 
+def api_health(port: int, within_s: float = 60.0) -> int:
+    """The status of the API server's health endpoint, asked until it answers or ``within_s`` passed.
+
+    ``up`` returns once the endpoint answered; its one API server worker may then be busy for several seconds
+    with the scheduler's first execution-API calls on a loaded machine (a single 10 s read timed out in CI).
+    """
+    deadline = time.monotonic() + within_s
+    while True:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v2/monitor/health", timeout=10) as reply:
+                return reply.status
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(1)
+
+
 def test_down_then_up_at_once_twice_keeps_state(tmp_path):
     state, zk_port, port, spark_port = str(tmp_path / "stack"), free_port(), free_port(), free_port()
     ports = ["--state", state, "--zk-port", str(zk_port), "--port", str(port), "--spark-port", str(spark_port)]
@@ -71,8 +88,7 @@ def test_down_then_up_at_once_twice_keeps_state(tmp_path):
         for round_ in range(3):
             up = devstack("up", *ports)
             assert up.returncode == 0, up.stdout[-2000:] + up.stderr[-2000:]
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v2/monitor/health", timeout=10) as reply:
-                assert reply.status == 200
+            assert api_health(port) == 200
             zk = KazooClient(hosts=f"127.0.0.1:{zk_port}", timeout=10)
             zk.start(timeout=15)
             try:
