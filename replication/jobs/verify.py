@@ -22,6 +22,8 @@ from pathlib import Path
 
 from replication.checks.verify import VerifyOptions, VerifyResult, verify_tables
 from replication.jobs.submit import spark_submit
+from replication.spark_tokens import delegation_tokens
+from replication.tables.spark_views import hadoop_filesystem
 
 SCRIPT = Path(__file__).resolve()
 
@@ -41,8 +43,11 @@ def main(argv: list[str] | None = None) -> int:
     options = VerifyOptions.from_dict(json.loads(args.options))
     spark = SparkSession.builder.appName(f"hbrep-verify-{args.table}").getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
+    roots = {hadoop_filesystem(args.source_root), hadoop_filesystem(args.peer_root)} - {None}
     try:
-        result = verify_tables(spark, args.source_root, args.peer_root, args.table, options)
+        # on a standalone master with a keytab, the executors read the roots with delegation tokens the driver gets
+        with delegation_tokens(spark, sorted(roots)):
+            result = verify_tables(spark, args.source_root, args.peer_root, args.table, options)
     finally:
         spark.stop()
     if args.result:

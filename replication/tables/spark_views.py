@@ -67,6 +67,15 @@ def _spark_path(root: str, path: str) -> str:
     return f"{scheme}://{parsed.netloc.rsplit('@', 1)[-1]}{path}"
 
 
+def hadoop_filesystem(root: str) -> str | None:
+    """The Hadoop file system Spark reads ``root``'s table files from (``webhdfs://nn:9870``), None for a local root
+    or a Thrift one: what a Kerberized job asks delegation tokens for."""
+    parsed = urlparse(root)
+    if parsed.scheme in ("", "file") or is_thrift_root(root):
+        return None
+    return _spark_path(root, "")
+
+
 def read_cells(spark: SparkSession, root: str, table: str) -> DataFrame:
     """Every stored cell of ``table`` (all versions and delete markers) with its sequence id.
 

@@ -5,7 +5,8 @@ hbrep's WebHDFS client (``?auth=kerberos``) authenticates as the process's princ
 NameNode's audit log names that principal for what it did. An hbrep cluster whose root is on that HDFS runs a
 ship cycle into a peer, and the peer ends with exactly the source's cells. Each refusal is one line, and
 nothing is written: no ticket, an hbrep without Kerberos at a Kerberized WebHDFS, a principal HDFS's
-permissions refuse.
+permissions refuse. The verify job on a Spark standalone master reads table files there with the delegation
+tokens its driver got from hbrep's keytab (``spark_tokens.py``).
 """
 
 from __future__ import annotations
@@ -23,10 +24,14 @@ from support import create_table, table_state
 
 from replication.cluster.embedded import start_cluster
 from replication.devstack.hdfs import HdfsCluster, HdfsKerberos
+from replication.devstack.spark_cluster import SparkCluster
 from replication.fs import FileSystemError, get_filesystem
 from replication.jobs.launch import runner_for
-from replication.kerberos import KerberosIdentity, login
+from replication.jobs.verify import submit_verify
+from replication.kerberos import KerberosIdentity, login, spark_login_conf
 from replication.source.cycle import run_cycle
+from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
+from replication.tables.table_files import write_cells
 from replication.wal.model import Cell, CellType, Entry, WALKey
 from replication.wal.reader import open_wal
 from replication.wal.writer import ProtobufLogWriter
@@ -206,3 +211,37 @@ def test_a_ship_cycle_from_a_cluster_on_kerberized_hdfs_leaves_the_peer_with_its
             source.stop()
     finally:
         peer.stop()
+
+
+def test_verify_on_a_standalone_master_reads_kerberized_hdfs_with_delegation_tokens_from_the_driver(
+    secure_hdfs, as_hbrep, tmp_path
+):
+    # a source and a peer root on the Kerberized HDFS, each with the same table file (written by hbrep's client)
+    tag = uuid.uuid4().hex[:6]
+    roots = [secure_hdfs.uri(f"{ROOT}/standalone-{side}-{tag}") for side in ("source", "peer")]
+    cells = [Cell(b"row%02d" % i, b"f", b"q", 1000 + i, CellType.PUT, b"v%d" % i) for i in range(12)]
+    files = []
+    for root in roots:
+        fs, root_path = get_filesystem(root)
+        TableRegistry(fs, root_path).create(TableDescriptor.of("t", ColumnFamilyDescriptor("f", 1)))
+        files.append(write_cells(fs, root_path, "t", "region1", [(c, i + 1) for i, c in enumerate(cells)], len(cells)))
+    written = {path: len(secure_hdfs.cluster.audit_entries(path)) for path in files}
+    # a Spark standalone master with one Worker: Spark itself neither logs in from the keytab nor gets tokens there
+    spark = SparkCluster(tmp_path / "spark", workers=1, cores=1, memory_mb=640)
+    spark.start()
+    try:
+        result = submit_verify(
+            roots[0], roots[1], "t", "{}", master=spark.master_url, work_dir=tmp_path, timeout_s=300,
+            spark_conf={**spark_login_conf(as_hbrep), "spark.executor.memory": "512m", "spark.cores.max": "1"},
+        )  # fmt: skip
+    finally:
+        spark.stop()
+    assert result.counters["GOODROWS"] == len(cells) and result.counters.get("BADROWS", 0) == 0, result.counters
+    # the driver's listing and the executor's reads of each table file went to HDFS as hbrep with the delegation
+    # token the driver got (replication/spark_tokens.py), where hbrep's own SPNEGO client (the write above) shows as
+    # auth:KERBEROS; without the tokens the Spark driver's first look at a file is refused
+    # ("AccessControlException: Authentication required" with the verify job of 18d0027, before spark_tokens.py)
+    for path in files:
+        job = [(entry.get("cmd"), entry["ugi"]) for entry in secure_hdfs.cluster.audit_entries(path)[written[path] :]]
+        assert {ugi for _, ugi in job} == {"hbrep (auth:TOKEN)"}, (path, job)
+        assert ("open", "hbrep (auth:TOKEN)") in job, (path, job)
