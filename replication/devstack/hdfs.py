@@ -46,6 +46,8 @@ LOG = logging.getLogger(__name__)
 NAMENODE_MAIN = "org.apache.hadoop.hdfs.server.namenode.NameNode"
 DATANODE_MAIN = "org.apache.hadoop.hdfs.server.datanode.DataNode"
 DFSADMIN_MAIN = "org.apache.hadoop.hdfs.tools.DFSAdmin"
+FSSHELL_MAIN = "org.apache.hadoop.fs.FsShell"  # hdfs dfs
+DATA_TRANSFER_QOPS = ("authentication", "integrity", "privacy")
 PORT_NAMES = ("rpc", "http", "dn_xfer", "dn_http", "dn_ipc", "dn_proxy")
 DATANODE_PORTS = ("dn_xfer", "dn_http", "dn_ipc", "dn_proxy")
 # Hadoop 3.3 on Java 17: the reflective accesses its RPC and web layers make.
@@ -143,12 +145,23 @@ class HdfsStatus:
 class HdfsKerberos:
     """A Kerberized HDFS's identities: the service principal of NameNode and DataNode (``hdfs/127.0.0.1@R``),
     WebHDFS's SPNEGO principal (``HTTP/127.0.0.1@R``, or ``*``: every ``HTTP/`` principal of the keytab, for a
-    NameNode its clients reach by several names), the keytab holding them, the realm's krb5.conf."""
+    NameNode its clients reach by several names), the keytab holding them, the realm's krb5.conf, and the SASL
+    protection of the DataNode's data-transfer port (``dfs.data.transfer.protection``: ``authentication``,
+    ``integrity`` or ``privacy``, or several of them comma-separated, as Hadoop takes it)."""
 
     principal: str
     http_principal: str
     keytab: str
     krb5_conf: str
+    data_transfer_protection: str = "privacy"
+
+    def __post_init__(self) -> None:
+        qops = [qop.strip() for qop in self.data_transfer_protection.split(",")]
+        if not all(qop in DATA_TRANSFER_QOPS for qop in qops):
+            raise HdfsError(
+                f"dfs.data.transfer.protection {self.data_transfer_protection!r}: "
+                f"expected one or more of {', '.join(DATA_TRANSFER_QOPS)}"
+            )
 
     def site(self) -> tuple[dict[str, str], dict[str, str]]:
         """The core-site and hdfs-site keys of the secure mode."""
@@ -172,10 +185,16 @@ class HdfsKerberos:
             "dfs.web.authentication.kerberos.principal": self.http_principal,
             "dfs.web.authentication.kerberos.keytab": self.keytab,
             "dfs.block.access.token.enable": "true",
-            # A secure DataNode needs privileged ports (root and jsvc) or SASL data-transfer protection, which
-            # Hadoop allows only with dfs.http.policy=HTTPS_ONLY. This dev stack takes Hadoop's own switch for
-            # tests instead (what its MiniDFSCluster security tests set): the data-transfer port is not
-            # authenticated here. A production cluster sets dfs.data.transfer.protection (docs/security.md).
+            # SASL on the data-transfer port (Hadoop 3.3.5, read with javap): SaslDataTransferServer.receive does
+            # the "general handshake" whenever DNConf.getSaslPropsResolver() is not null (this key is set) and
+            # the port is unprivileged; it looks at DNConf.getIgnoreSecurePortsForTesting() only when no
+            # protection is set. Every client of the port (the DataNode's own DFSClient serving WebHDFS, HBase's
+            # and Spark's) reads this key from this hdfs-site and must do the handshake: a client without it is
+            # refused ("Failed to read expected SASL data transfer protection handshake").
+            "dfs.data.transfer.protection": self.data_transfer_protection,
+            # Hadoop's switch for tests, kept for DataNode.checkSecureConfig only: with a SASL protection and no
+            # privileged ports (root and jsvc) that startup check demands dfs.http.policy=HTTPS_ONLY, and it
+            # returns early when this switch is on. The dev stack's WebHDFS stays on HTTP (SPNEGO).
             "ignore.secure.ports.for.testing": "true",
         }
         return core, hdfs
@@ -526,8 +545,6 @@ class HdfsCluster:
         (The NameNode's live count alone is not enough: after a SIGKILL it still counts the dead
         DataNode until the heartbeat recheck expires.)
         """
-        if not port_accepts(self.ports["dn_xfer"]):
-            return False
         # one attribute only: reading the whole bean before the storage is up logs an NPE per attribute
         answer = self._get_json(
             "/jmx?get=Hadoop:service=DataNode,name=DataNodeInfo::BPServiceActorInfo",
@@ -539,7 +556,10 @@ class HdfsCluster:
             actors = json.loads(info["BPServiceActorInfo"]) if info else []
         except (KeyError, TypeError, ValueError):
             return False
-        return any(a.get("ActorState") == "RUNNING" and a.get("LastBlockReport") not in (None, "") for a in actors)
+        reported = any(a.get("ActorState") == "RUNNING" and a.get("LastBlockReport") not in (None, "") for a in actors)
+        # the transfer port last: with SASL data-transfer protection each bare connect-and-close logs an ERROR
+        # with a stack trace (an EOFException in SaslDataTransferServer.doSaslHandshake), so probe it once
+        return reported and port_accepts(self.ports["dn_xfer"])
 
     def _webhdfs_answers(self) -> bool:
         """WebHDFS answers: the root's status, or, behind SPNEGO, a 401 asking for Kerberos (``Negotiate``)."""
@@ -593,13 +613,19 @@ class HdfsCluster:
         """``hdfs dfsadmin -safemode leave``."""
         self.dfsadmin("-safemode", "leave")
 
-    def _run_tool(self, name: str, main: str, args: list[str], timeout: float) -> str:
+    def tool_command(self, main: str, *args: str) -> tuple[list[str], dict[str, str]]:
+        """The command and environment of a short-lived Hadoop tool (``main``: DFSAdmin, :data:`FSSHELL_MAIN`...)
+        on this HDFS's classpath and conf dir, with its realm's krb5.conf when Kerberized; the caller runs it
+        (a Kerberized tool logs in from the ticket cache of ``KRB5CCNAME``)."""
         java = shutil.which("java")
         if java is None:
-            raise HdfsError(f"java not found on PATH (the HDFS {name} needs Java 17)")
-        command = [java, "-Xmx192m", *DEV_SERVER_JIT_OPTIONS, *JAVA17_OPENS, *self._kerberos_options(),
-                   "-cp", self.classpath(), main, *args]  # fmt: skip
-        env = {**os.environ, "HADOOP_CONF_DIR": str(self.conf_dir)}
+            raise HdfsError(f"java not found on PATH (the HDFS tool {main} needs Java 17)")
+        options = ("-Xmx192m", *DEV_SERVER_JIT_OPTIONS, *JAVA17_OPENS, *self._kerberos_options())
+        command = [java, *options, "-cp", self.classpath(), main, *args]
+        return command, {**os.environ, "HADOOP_CONF_DIR": str(self.conf_dir)}
+
+    def _run_tool(self, name: str, main: str, args: list[str], timeout: float) -> str:
+        command, env = self.tool_command(main, *args)
         try:
             done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=self.root, env=env)
         except subprocess.TimeoutExpired:

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from replication.devstack.hdfs import HdfsCluster, HdfsError
+from replication.devstack.hdfs import HdfsCluster, HdfsError, HdfsKerberos
 from replication.devstack.jvm import pid_alive
 from replication.fs import get_filesystem
 
@@ -105,3 +105,13 @@ def test_a_port_taken_between_its_choice_and_the_first_start_is_chosen_again(tmp
             assert cluster.status().live_datanodes == 1
         finally:
             cluster.stop()
+
+
+def test_a_kerberized_hdfs_site_asks_for_sasl_on_the_data_transfer_port_and_refuses_an_unknown_protection():
+    identities = ("hdfs/127.0.0.1@R", "*", "/k.keytab", "/krb5.conf")
+    _, hdfs = HdfsKerberos(*identities).site()
+    assert hdfs["dfs.data.transfer.protection"] == "privacy"  # the default
+    _, hdfs = HdfsKerberos(*identities, data_transfer_protection="authentication,integrity").site()
+    assert hdfs["dfs.data.transfer.protection"] == "authentication,integrity"
+    with pytest.raises(HdfsError, match=r"^dfs\.data\.transfer\.protection 'auth-conf': expected one or more of "):
+        HdfsKerberos(*identities, data_transfer_protection="auth-conf")

@@ -6,7 +6,9 @@ NameNode's audit log names that principal for what it did. An hbrep cluster whos
 ship cycle into a peer, and the peer ends with exactly the source's cells. Each refusal is one line, and
 nothing is written: no ticket, an hbrep without Kerberos at a Kerberized WebHDFS, a principal HDFS's
 permissions refuse. The verify job on a Spark standalone master reads table files there with the delegation
-tokens its driver got from hbrep's keytab (``spark_tokens.py``).
+tokens its driver got from hbrep's keytab (``spark_tokens.py``). The DataNode's transfer port demands SASL with
+privacy (``dfs.data.transfer.protection``): Hadoop's own Java client reads what hbrep wrote with the HDFS's
+hdfs-site, and gets no block without a protection or with authentication only.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,7 +26,7 @@ import pytest
 from support import create_table, table_state
 
 from replication.cluster.embedded import start_cluster
-from replication.devstack.hdfs import HdfsCluster, HdfsKerberos
+from replication.devstack.hdfs import FSSHELL_MAIN, HdfsCluster, HdfsKerberos
 from replication.devstack.spark_cluster import SparkCluster
 from replication.fs import FileSystemError, get_filesystem
 from replication.jobs.launch import runner_for
@@ -114,6 +117,63 @@ def test_a_wal_hbrep_writes_on_kerberized_hdfs_reads_back_and_hdfs_saw_hbreps_pr
     with open_wal(path, fs=fs) as reader:
         assert [item.entry.cells for item in reader] == [e.cells for e in entries]
     assert secure_hdfs.audit_users(path) == {"hbrep (auth:KERBEROS)", "hbrep (auth:TOKEN)"}
+
+
+def test_the_datanode_demands_sasl_privacy_of_every_client_of_its_transfer_port(
+    secure_hdfs, kerberized_zk, as_hbrep, tmp_path
+):
+    fs, _ = get_filesystem(secure_hdfs.uri(ROOT))
+    path = f"{ROOT}/sasl-{uuid.uuid4().hex[:6]}"
+    data = b"written by hbrep through WebHDFS: the DataNode's own DFSClient did the SASL handshake\n" * 64
+    with fs.create(path) as out:
+        out.write(data)
+    cache = tmp_path / "hbrep-cache"
+    kerberized_zk.kdc.kinit(kerberized_zk.hbrep, cache)  # Hadoop's Java login reads a FILE ticket cache
+    datanode_log = secure_hdfs.cluster.datanode.log_file
+    seen = datanode_log.stat().st_size
+    once = ("-D", "dfs.client.max.block.acquire.failures=0")  # one attempt, not 3 with seconds of wait between
+    clients = {
+        "hdfs-site": (),  # the HDFS's own client configuration: dfs.data.transfer.protection=privacy
+        "unprotected": ("-D", "dfs.data.transfer.protection=", *once),
+        "authentication": ("-D", "dfs.data.transfer.protection=authentication", *once),
+    }
+    running = {}
+    for name, options in clients.items():  # hdfs dfs -get (its log goes to stdout), the three JVMs at once
+        copy = tmp_path / f"{name}.copy"
+        command, env = secure_hdfs.cluster.tool_command(FSSHELL_MAIN, *options, "-get", path, str(copy))
+        env["KRB5CCNAME"] = f"FILE:{cache}"
+        output = (tmp_path / f"{name}.log").open("wb")
+        running[name] = (subprocess.Popen(command, env=env, stdout=output, stderr=subprocess.STDOUT), output, copy)
+    results = {}
+    for name, (process, output, copy) in running.items():
+        code = process.wait(timeout=120)
+        output.close()
+        copied = copy.read_bytes() if copy.exists() else None
+        results[name] = (code, copied, (tmp_path / f"{name}.log").read_text(errors="replace"))
+    code, copied, log = results["hdfs-site"]
+    assert code == 0 and copied == data, log[-3000:]
+    code, copied, log = results["unprotected"]
+    assert code != 0 and copied is None, log[-3000:]
+    assert "get: Could not obtain block: " in log, log[-3000:]
+    code, copied, log = results["authentication"]
+    assert code != 0 and copied is None, log[-3000:]
+    assert "SaslException: DIGEST-MD5: No common protection layer between client and server" in log, log[-3000:]
+    # the DataNode's side of both refusals (it may log a moment after the client gave up)
+    expected = (
+        "Failed to read expected SASL data transfer protection handshake from client at",
+        "InvalidMagicNumberException: Received 1c51",  # the first bytes of a READ_BLOCK op (version 28, op 81)
+        "instead of deadbeef from client.",  # ... not SaslDataTransferServer's magic number
+        "java.io.IOException: DIGEST-MD5: No common protection layer between client and server",
+    )
+    deadline = time.monotonic() + 10
+    while True:
+        with datanode_log.open("rb") as log:
+            log.seek(seen)
+            logged = log.read().decode(errors="replace")
+        if all(line in logged for line in expected) or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert [line for line in expected if line not in logged] == [], logged[-5000:]
 
 
 def test_refusals_are_one_line_and_write_nothing(secure_hdfs, kerberized_zk, as_hbrep, monkeypatch):
