@@ -50,7 +50,7 @@ def seed_peer(
         spark = ctx.spark("hbrep-seed")  # after the checks
         report = run_seed(
             spark, zk, ctx.cluster, ctx.conf, peer, list(tables), cluster_key=cluster_key, chunks=chunks,
-            timeout_s=timeout_s, peer_rootdir=peer_rootdir, copier=JavaSnapshotCopier(),
+            timeout_s=timeout_s, peer_rootdir=peer_rootdir, copier=JavaSnapshotCopier(ctx.conf),
         )  # fmt: skip
     if as_json:
         emit_json(report.as_dict())

@@ -602,15 +602,19 @@ class RealHBase:
         heap_mb: int = 256,
         timeout: float = 300.0,
         jvm_options: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
     ) -> Any:
-        """Run ``main_class`` (an HBase tool or hbrep's AdminTool) with this cluster's configuration.
+        """Run ``main_class`` (an HBase tool or hbrep's AdminTool) with this cluster's configuration, ``env``
+        added to this process's environment.
 
         Returns its stdout (parsed as JSON with ``parse_json``); HBaseError with its stderr tail when
         it exits non-zero.
         """
         command = self.tool_command(main_class, args, heap_mb=heap_mb, jvm_options=jvm_options)
+        environment = {**os.environ, **env} if env else None
         try:
-            done = subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=timeout)
+            done = subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=timeout,
+                                  env=environment)  # fmt: skip
         except subprocess.TimeoutExpired:
             raise HBaseError(f"{main_class} {' '.join(args[:2])} did not finish within {timeout:.0f}s") from None
         if done.returncode != 0:

@@ -363,7 +363,7 @@ def _start_snapshot_seed(
     peer_key = ClusterKey.parse(config.cluster_key)
     missing = [d.name for d in descriptors if not table_exists(peer_key, d.name, conf)]
     if not storage.peer_exists(helper):
-        add_shadow_peer(key, zk, source.paths, helper, _helper_config(config, descriptors), None)
+        add_shadow_peer(key, zk, source.paths, helper, _helper_config(config, descriptors), None, conf=conf)
     _wait_for_helper_queues(zk, source, helper, queue_timeout_s)
     mark = SeedMark(peer_id, names, {t: [] for t in names}, int(time.time() * 1000), method="snapshot",
                     peer_rootdir=peer_rootdir)  # fmt: skip

@@ -22,6 +22,7 @@ from replication.cluster.embedded import start_cluster
 from replication.cluster.hbase_rpc.rpc_kerberos import rpc_kerberos
 from replication.config import Config
 from replication.devstack.hbase import HBaseKerberos, RealHBase
+from replication.devstack.hbase_admin import hbase_admin
 from replication.hbase.master_admin import MasterAdmin
 from replication.hbase.registry import MasterAddress
 from replication.hbase.table_client import HBaseTableClient
@@ -287,3 +288,23 @@ def test_a_kerberized_hbase_replicates_into_a_kerberized_hbrep_cluster_across_a_
         assert "HBase's CryptoAES (AES/CTR/NoPadding) wraps the calls from here on" in logs
     finally:
         sink.stop()
+
+
+def test_hbases_snapshot_tools_run_as_hbreps_principal(secure_hbase):
+    """The seed's copy between real HBase clusters runs hbrep's AdminTool as hbrep (devstack/hbase_admin.py,
+    ``kerberos_login``): a ticket from hbrep's keytab, HBase's client keys, ZooKeeper's SASL. A snapshot taken
+    that way, cloned into a new table, holds the table's cells. (ExportSnapshot between two clusters, with the
+    same login, runs in tests/devstack/test_demo_hbase_secure.py.)"""
+    hbase, table = secure_hbase.cluster, secure_hbase.table
+    conf = Config.load(env={}, overrides=secure_hbase.settings())
+    key = ClusterKey.parse(hbase.layout().cluster_key)
+    lines = [{"op": "put", "row": f"s{i}", "family": "a", "qualifier": "q", "value": f"v{i}"} for i in range(3)]
+    hbase.admin("mutate", table, stdin="\n".join(map(json.dumps, lines)))
+    name, clone = f"hbrep-krb-{uuid.uuid4().hex[:6]}", f"krbclone_{uuid.uuid4().hex[:6]}"
+    hbase_admin(key, "snapshot", table, name, conf=conf)
+    assert hbase_admin(key, "restore-snapshot", name, clone, conf=conf)["action"] == "cloned"
+    assert hbase_admin(key, "delete-snapshot", name, conf=conf) == {"deleted": True}
+    cloned = hbase.admin("rows", clone)  # HBase's own (Kerberized) client reads the clone
+    assert {row: cells.get("a:q") for row, cells in cloned.items() if row.startswith("s")} == {
+        f"s{i}": f"v{i}" for i in range(3)
+    }

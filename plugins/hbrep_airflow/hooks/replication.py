@@ -401,7 +401,7 @@ class ReplicationHook(BaseHook):
             mark = read_seed(zk, ZNodePaths(self.conf, parent=self.cluster_key.znode_parent), peer_id)
             by_snapshot = mark is not None and mark.method == "snapshot"  # HBase's tools copy: no Spark needed
             spark = None if by_snapshot else spark_session(f"hbrep-seed-{safe_name(peer_id)}")
-            copier = JavaSnapshotCopier() if by_snapshot else None
+            copier = JavaSnapshotCopier(self.conf) if by_snapshot else None
             return copy_chunk(spark, zk, self.cluster_key, self.conf, peer_id, table, chunk, copier=copier)
 
     def seed_catch_up(self, *, peer_id: str, timeout_s: float, connect_url: str | None = None) -> dict[str, Any]:
