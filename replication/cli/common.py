@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -55,15 +55,19 @@ class CliContext:
         port = self.conf.get_int("hbase.zookeeper.property.clientPort")
         return ClusterKey.parse(f"{quorum}:{port}:{self.conf.get_str('zookeeper.znode.parent')}")
 
-    def spark(self, app_name: str, master: str | None = None) -> Any:
+    def spark(self, app_name: str, master: str | None = None, roots: Iterable[str] = ()) -> Any:
         """A local SparkSession (``replication.spark.spark_session``) on ``master`` (default
         ``hbrep.spark.master``) whose JVMs are the configured Kerberos identity to Hadoop, when there is one
-        (``replication.kerberos.spark_login_conf``)."""
+        (``replication.kerberos.spark_login_conf``), and, on a standalone master, hold delegation tokens for the
+        Hadoop file systems of ``roots``, the clusters' roots the command reads table files of through Spark
+        (``replication.tables.spark_views.token_filesystems_conf``)."""
         from replication.kerberos import kerberos_identity, spark_login_conf
         from replication.spark import spark_session
+        from replication.tables.spark_views import token_filesystems_conf
 
-        login = spark_login_conf(kerberos_identity(self.conf))
-        return spark_session(app_name, master=master or self.conf.get_str("hbrep.spark.master"), conf=login)
+        identity = kerberos_identity(self.conf)
+        conf = spark_login_conf(identity) | (token_filesystems_conf(roots) if identity is not None else {})
+        return spark_session(app_name, master=master or self.conf.get_str("hbrep.spark.master"), conf=conf)
 
     @property
     def state_dir(self) -> Path:

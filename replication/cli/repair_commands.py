@@ -60,7 +60,8 @@ def repair(
     )  # fmt: skip
     with connected(ctx.cluster, **zk_options(ctx.conf)) as zk:
         job = prepare_repair(zk, ctx.cluster, ctx.conf, peer_id=peer, table=table, options=options, deletes=deletes)
-        spark = ctx.spark("hbrep-repair")  # after the checks
+        roots = (job.target.source_root, job.target.peer_root)
+        spark = ctx.spark("hbrep-repair", roots=roots)  # after the checks
         report = run_repair(spark, job, ctx.conf)
     if as_json:
         emit_json(report.as_dict())

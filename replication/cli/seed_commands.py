@@ -40,14 +40,15 @@ def seed_peer(
     From a real HBase source (PEER a shadow peer to a real HBase cluster) each table is copied with HBase's
     own snapshot, ExportSnapshot (into --peer-rootdir) and clone/restore on the peer."""
     from replication.devstack.hbase_snapshots import JavaSnapshotCopier
-    from replication.operations.seed import check_seed_request
+    from replication.operations.seed import check_seed_request, seed_roots
     from replication.operations.seed import seed_peer as run_seed
     from replication.zk.client import connected, zk_options
 
     with connected(ctx.cluster, **zk_options(ctx.conf)) as zk:
         check_seed_request(zk, ctx.cluster, ctx.conf, peer, list(tables), cluster_key=cluster_key, chunks=chunks,
                            peer_rootdir=peer_rootdir)  # fmt: skip
-        spark = ctx.spark("hbrep-seed")  # after the checks
+        roots = seed_roots(zk, ctx.cluster, ctx.conf, peer, cluster_key)
+        spark = ctx.spark("hbrep-seed", roots=roots)  # after the checks
         report = run_seed(
             spark, zk, ctx.cluster, ctx.conf, peer, list(tables), cluster_key=cluster_key, chunks=chunks,
             timeout_s=timeout_s, peer_rootdir=peer_rootdir, copier=JavaSnapshotCopier(ctx.conf),

@@ -79,7 +79,7 @@ def verify(
     if in_process:
         from replication.checks.verify import verify_tables
 
-        spark = ctx.spark("hbrep-verify", master=master)
+        spark = ctx.spark("hbrep-verify", master=master, roots=(target.source_root, target.peer_root))
         result = verify_tables(spark, target.source_root, target.peer_root, table, options)
     else:
         from replication.jobs.verify import submit_verify
@@ -134,7 +134,7 @@ def quality(
 
     rules = load_rules(rules_file)
     target = _target(ctx, peer)
-    spark = ctx.spark("hbrep-quality")
+    spark = ctx.spark("hbrep-quality", roots=(target.source_root, target.peer_root))
     report = run_quality(
         spark,
         target.source_root,

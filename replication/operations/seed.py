@@ -40,7 +40,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from replication.checks.verify import PEER_THRIFT_KEY, replicated_families
+from replication.checks.verify import PEER_THRIFT_KEY, replicated_families, resolve_target
 from replication.cluster.hbase_source import read_hbase_source
 from replication.cluster.info import NoClusterInfo, read_cluster_info
 from replication.cluster.source_cluster import SourceCluster, open_source
@@ -212,6 +212,25 @@ def check_seed_request(
     real HBase peer that hbrep ships (a shadow peer) and its rootdir. SeedError, UnknownTable, BadPeerId or
     a cluster-key error otherwise, one line each."""
     return _checked_request(zk, key, conf, peer_id, tables, cluster_key, chunks, peer_rootdir)[0]
+
+
+def seed_roots(
+    zk: KazooClient, key: ClusterKey, conf: Config, peer_id: str, cluster_key: str | None = None
+) -> tuple[str, ...]:
+    """The roots whose table files a seed of ``peer_id`` (a request check_seed_request accepted) reads through
+    Spark: the source's and the peer's (the cluster ``cluster_key`` names when the peer does not exist yet);
+    the source's alone when ZooKeeper has no root of the new peer's; none from a real HBase source (HBase's
+    snapshot tools copy, no Spark reads)."""
+    source = open_source(zk, key, conf)
+    if source.is_real_hbase:
+        return ()
+    storage = ReplicationPeerStorage(zk, source.paths)
+    peer = peer_id if storage.peer_exists(peer_id) else str(cluster_key)
+    try:
+        target = resolve_target(zk, key, conf, peer)
+    except NoClusterInfo:
+        return (source.root_uri,)
+    return (target.source_root, target.peer_root)
 
 
 def _checked_request(

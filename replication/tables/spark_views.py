@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 from replication.fs import get_filesystem
+from replication.spark_tokens import FILESYSTEMS_KEY
 from replication.tables.descriptors import TableRegistry
 from replication.tables.hbase_thrift import is_thrift_root, thrift_scan
 from replication.tables.semantics import (
@@ -74,6 +75,15 @@ def hadoop_filesystem(root: str) -> str | None:
     if parsed.scheme in ("", "file") or is_thrift_root(root):
         return None
     return _spark_path(root, "")
+
+
+def token_filesystems_conf(roots: Iterable[str]) -> dict[str, str]:
+    """The Spark setting that names the Hadoop file systems of ``roots`` (:func:`hadoop_filesystem`), each once,
+    in order, as ``spark.kerberos.access.hadoopFileSystems``: the file systems a Kerberized application gets
+    delegation tokens for (Spark on YARN and Kubernetes, ``replication.spark.spark_session`` on a standalone
+    master). ``{}`` when no root is on a Hadoop file system."""
+    filesystems = list(dict.fromkeys(fs for fs in map(hadoop_filesystem, roots) if fs))
+    return {FILESYSTEMS_KEY: ",".join(filesystems)} if filesystems else {}
 
 
 def read_cells(spark: SparkSession, root: str, table: str) -> DataFrame:

@@ -5,10 +5,11 @@ hbrep's WebHDFS client (``?auth=kerberos``) authenticates as the process's princ
 NameNode's audit log names that principal for what it did. An hbrep cluster whose root is on that HDFS runs a
 ship cycle into a peer, and the peer ends with exactly the source's cells. Each refusal is one line, and
 nothing is written: no ticket, an hbrep without Kerberos at a Kerberized WebHDFS, a principal HDFS's
-permissions refuse. The verify job on a Spark standalone master reads table files there with the delegation
-tokens its driver got from hbrep's keytab (``spark_tokens.py``). The DataNode's transfer port demands SASL with
-privacy (``dfs.data.transfer.protection``): Hadoop's own Java client reads what hbrep wrote with the HDFS's
-hdfs-site, and gets no block without a protection or with authentication only.
+permissions refuse. On a Spark standalone master, the verify job (spark-submit) and ``hbrep verify --in-process``
+(a session of ``replication.spark.spark_session``) read table files there with the delegation tokens their
+driver got from hbrep's keytab (``spark_tokens.py``). The DataNode's transfer port demands SASL with privacy
+(``dfs.data.transfer.protection``): Hadoop's own Java client reads what hbrep wrote with the HDFS's hdfs-site, and
+gets no block without a protection or with authentication only.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import pytest
 from support import create_table, table_state
 
 from replication.cluster.embedded import start_cluster
+from replication.cluster.info import ClusterInfo, write_cluster_info
 from replication.devstack.hdfs import FSSHELL_MAIN, HdfsCluster, HdfsKerberos
 from replication.devstack.spark_cluster import SparkCluster
 from replication.fs import FileSystemError, get_filesystem
@@ -273,8 +275,8 @@ def test_a_ship_cycle_from_a_cluster_on_kerberized_hdfs_leaves_the_peer_with_its
         peer.stop()
 
 
-def test_verify_on_a_standalone_master_reads_kerberized_hdfs_with_delegation_tokens_from_the_driver(
-    secure_hdfs, as_hbrep, tmp_path
+def test_jobs_on_a_standalone_master_read_kerberized_hdfs_with_delegation_tokens_from_the_driver(
+    secure_hdfs, kerberized_zk, as_hbrep, tmp_path
 ):
     # a source and a peer root on the Kerberized HDFS, each with the same table file (written by hbrep's client)
     tag = uuid.uuid4().hex[:6]
@@ -285,23 +287,62 @@ def test_verify_on_a_standalone_master_reads_kerberized_hdfs_with_delegation_tok
         fs, root_path = get_filesystem(root)
         TableRegistry(fs, root_path).create(TableDescriptor.of("t", ColumnFamilyDescriptor("f", 1)))
         files.append(write_cells(fs, root_path, "t", "region1", [(c, i + 1) for i, c in enumerate(cells)], len(cells)))
-    written = {path: len(secure_hdfs.cluster.audit_entries(path)) for path in files}
+    # ... and as two hbrep clusters (their ClusterInfo in ZooKeeper; no region server), for the CLI below
+    conf = kerberized_zk.conf()
+    port = kerberized_zk.zookeeper.port
+    keys = [f"127.0.0.1:{port}:/hbase-standalone-{side}-{tag}" for side in ("source", "peer")]
+    with connected(ClusterKey.parse(keys[0]), **zk_options(conf)) as zk:
+        for key, root in zip(keys, roots, strict=True):
+            parent = ClusterKey.parse(key).znode_parent
+            write_cluster_info(zk, parent, ClusterInfo(parent.strip("/"), root, parent))
     # a Spark standalone master with one Worker: Spark itself neither logs in from the keytab nor gets tokens there
     spark = SparkCluster(tmp_path / "spark", workers=1, cores=1, memory_mb=640)
     spark.start()
     try:
+        # the verify job through spark-submit: its driver starts the tokens (jobs/verify.py)
+        seen = {path: len(secure_hdfs.cluster.audit_entries(path)) for path in files}
         result = submit_verify(
             roots[0], roots[1], "t", "{}", master=spark.master_url, work_dir=tmp_path, timeout_s=300,
             spark_conf={**spark_login_conf(as_hbrep), "spark.executor.memory": "512m", "spark.cores.max": "1"},
         )  # fmt: skip
+        assert result.counters["GOODROWS"] == len(cells) and result.counters.get("BADROWS", 0) == 0, result.counters
+        submitted = _accesses(secure_hdfs, files, seen)
+        # the same on the same master from the CLI, whose session is replication.spark.spark_session's (as
+        # repair, seed, quality and wal play build theirs): `hbrep verify --in-process` from the source cluster
+        seen = {path: len(secure_hdfs.cluster.audit_entries(path)) for path in files}
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("HBREP__", "KRB5", "PYSPARK_SUBMIT"))}
+        env.update(kerberized_zk.cli_env(hbrep_spark_master=spark.master_url))
+        env["PYSPARK_SUBMIT_ARGS"] = "--conf spark.executor.memory=512m --conf spark.cores.max=1 pyspark-shell"
+        done = subprocess.run(
+            [sys.executable, "-m", "replication.cli", "--cluster", keys[0], "verify", keys[1], "t", "--in-process",
+             "--json"],
+            capture_output=True, text=True, env=env, timeout=300,
+        )  # fmt: skip
+        assert done.returncode == 0, _without_java_frames(done.stderr)[-3000:]
+        counters = json.loads(done.stdout)["counters"]
+        assert counters["GOODROWS"] == len(cells) and counters.get("BADROWS", 0) == 0, counters
+        in_process = _accesses(secure_hdfs, files, seen)
     finally:
         spark.stop()
-    assert result.counters["GOODROWS"] == len(cells) and result.counters.get("BADROWS", 0) == 0, result.counters
-    # the driver's listing and the executor's reads of each table file went to HDFS as hbrep with the delegation
-    # token the driver got (replication/spark_tokens.py), where hbrep's own SPNEGO client (the write above) shows as
-    # auth:KERBEROS; without the tokens the Spark driver's first look at a file is refused
-    # ("AccessControlException: Authentication required" with the verify job of 18d0027, before spark_tokens.py)
-    for path in files:
-        job = [(entry.get("cmd"), entry["ugi"]) for entry in secure_hdfs.cluster.audit_entries(path)[written[path] :]]
-        assert {ugi for _, ugi in job} == {"hbrep (auth:TOKEN)"}, (path, job)
-        assert ("open", "hbrep (auth:TOKEN)") in job, (path, job)
+    # each job's driver listing and its executor's reads of each table file went to HDFS as hbrep with the
+    # delegation token its driver got (replication/spark_tokens.py), where hbrep's own SPNEGO client (the writes
+    # above) shows as auth:KERBEROS; without the tokens the Spark driver's first look at a file is refused
+    # ("AccessControlException: Authentication required": the verify job of 18d0027, before spark_tokens.py, and
+    # `hbrep verify --in-process` of bfb2ddb, before spark_session started them)
+    for job in (submitted, in_process):
+        for path, accesses in job.items():
+            assert {ugi for _, ugi in accesses} == {"hbrep (auth:TOKEN)"}, (path, accesses)
+            assert ("open", "hbrep (auth:TOKEN)") in accesses, (path, accesses)
+
+
+def _accesses(secure_hdfs: SecureHdfs, files: list[str], seen: dict[str, int]) -> dict[str, list[tuple[str, str]]]:
+    """Per file, the (command, user) of each access the audit log shows since ``seen`` (entries per file)."""
+    return {
+        path: [(entry.get("cmd"), entry["ugi"]) for entry in secure_hdfs.cluster.audit_entries(path)[seen[path] :]]
+        for path in files
+    }
+
+
+def _without_java_frames(text: str) -> str:
+    """``text`` without the ``at ...`` lines of Java stack traces (the exceptions' own lines stay)."""
+    return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith(("at ", "... ")))
