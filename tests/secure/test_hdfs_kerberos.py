@@ -26,14 +26,18 @@ from dataclasses import dataclass
 import pytest
 from support import create_table, table_state
 
+from replication.checks.verify import VerifyOptions, verify_tables
 from replication.cluster.embedded import start_cluster
 from replication.cluster.info import ClusterInfo, write_cluster_info
+from replication.config import Config
 from replication.devstack.hdfs import FSSHELL_MAIN, HdfsCluster, HdfsKerberos
 from replication.devstack.spark_cluster import SparkCluster
 from replication.fs import FileSystemError, get_filesystem
+from replication.jobs.connect import connect_session
 from replication.jobs.launch import runner_for
 from replication.jobs.verify import submit_verify
 from replication.kerberos import KerberosIdentity, login, spark_login_conf
+from replication.net import free_port
 from replication.source.cycle import run_cycle
 from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
 from replication.tables.table_files import write_cells
@@ -346,3 +350,40 @@ def _accesses(secure_hdfs: SecureHdfs, files: list[str], seen: dict[str, int]) -
 def _without_java_frames(text: str) -> str:
     """``text`` without the ``at ...`` lines of Java stack traces (the exceptions' own lines stay)."""
     return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith(("at ", "... ")))
+
+
+def test_the_spark_connect_server_hbrep_starts_reads_kerberized_hdfs_as_hbreps_principal(
+    secure_hdfs, kerberized_zk, as_hbrep, tmp_path, monkeypatch
+):
+    """``hbrep spark start`` with hbrep's Kerberos keys starts the Spark Connect server as hbrep's principal
+    (``spark_login_conf``: SparkSubmit logs its JVM in from the keytab on the local master): the checks' verify run
+    on it reads table files on the Kerberized HDFS, and HDFS names hbrep for the server's reads."""
+    tag = uuid.uuid4().hex[:6]
+    roots = [secure_hdfs.uri(f"{ROOT}/connect-{side}-{tag}") for side in ("source", "peer")]
+    cells = [Cell(b"row%02d" % i, b"f", b"q", 1000 + i, CellType.PUT, b"v%d" % i) for i in range(7)]
+    files = []
+    for root in roots:
+        fs, root_path = get_filesystem(root)
+        TableRegistry(fs, root_path).create(TableDescriptor.of("t", ColumnFamilyDescriptor("f", 1)))
+        files.append(write_cells(fs, root_path, "t", "region1", [(c, i + 1) for i, c in enumerate(cells)], len(cells)))
+    seen = {path: len(secure_hdfs.cluster.audit_entries(path)) for path in files}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HBREP__", "KRB5"))}
+    env.update(kerberized_zk.cli_env())
+    env["HADOOP_CONF_DIR"] = str(secure_hdfs.cluster.conf_dir)  # what the operator provides (docs/security.md)
+    state, port = tmp_path / "connect", free_port()
+    spark_cli = [sys.executable, "-m", "replication.cli", "spark"]
+    started = subprocess.run([*spark_cli, "start", "--state", str(state), "--port", str(port)], capture_output=True,
+                             text=True, env=env, timeout=300)  # fmt: skip
+    try:
+        assert started.returncode == 0, _without_java_frames(started.stderr)[-3000:]
+        monkeypatch.setenv("SPARK_CONNECT_MODE_ENABLED", "1")  # Connect columns in pyspark.sql.functions
+        conf = Config.load(env={}, overrides={"hbrep.spark.connect.ship.package": "true"})
+        with connect_session(f"sc://127.0.0.1:{port}", conf, tmp_path / "work", purpose="checks") as spark:
+            result = verify_tables(spark, roots[0], roots[1], "t", VerifyOptions())
+    finally:
+        subprocess.run([*spark_cli, "stop", "--state", str(state)], capture_output=True, env=env, timeout=120)
+    assert result.counters["GOODROWS"] == len(cells) and result.counters.get("BADROWS", 0) == 0, result.counters
+    # the server's JVM (not this process: it read nothing since `seen`) opened each table file as hbrep
+    for path, accesses in _accesses(secure_hdfs, files, seen).items():
+        assert accesses and {ugi.split(" ")[0] for _, ugi in accesses} == {"hbrep"}, (path, accesses)
+        assert any(cmd == "open" for cmd, _ in accesses), (path, accesses)
