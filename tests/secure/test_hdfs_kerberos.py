@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -352,12 +353,14 @@ def _without_java_frames(text: str) -> str:
     return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith(("at ", "... ")))
 
 
-def test_the_spark_connect_server_hbrep_starts_reads_kerberized_hdfs_as_hbreps_principal(
+def test_the_spark_connect_server_hbrep_starts_reads_kerberized_hdfs_as_hbrep_past_its_tickets_lifetime(
     secure_hdfs, kerberized_zk, as_hbrep, tmp_path, monkeypatch
 ):
     """``hbrep spark start`` with hbrep's Kerberos keys starts the Spark Connect server as hbrep's principal
     (``spark_login_conf``: SparkSubmit logs its JVM in from the keytab on the local master): the checks' verify run
-    on it reads table files on the Kerberized HDFS, and HDFS names hbrep for the server's reads."""
+    on it reads table files on the Kerberized HDFS, and HDFS names hbrep for the server's reads. Its JVM asks for
+    tickets of 60 s (its krb5.conf's ``ticket_lifetime``, the realm's KDC otherwise the same), and the server still
+    reads the files as hbrep once that lifetime has passed: a long-running server outlives its tickets."""
     tag = uuid.uuid4().hex[:6]
     roots = [secure_hdfs.uri(f"{ROOT}/connect-{side}-{tag}") for side in ("source", "peer")]
     cells = [Cell(b"row%02d" % i, b"f", b"q", 1000 + i, CellType.PUT, b"v%d" % i) for i in range(7)]
@@ -366,24 +369,35 @@ def test_the_spark_connect_server_hbrep_starts_reads_kerberized_hdfs_as_hbreps_p
         fs, root_path = get_filesystem(root)
         TableRegistry(fs, root_path).create(TableDescriptor.of("t", ColumnFamilyDescriptor("f", 1)))
         files.append(write_cells(fs, root_path, "t", "region1", [(c, i + 1) for i, c in enumerate(cells)], len(cells)))
-    seen = {path: len(secure_hdfs.cluster.audit_entries(path)) for path in files}
+    short_lived = tmp_path / "krb5-60s.conf"
+    realm_conf = kerberized_zk.kdc.krb5_conf.read_text()
+    short_lived.write_text(re.sub(r"ticket_lifetime = \S+", "ticket_lifetime = 60s", realm_conf))
+    assert short_lived.read_text() != realm_conf
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HBREP__", "KRB5"))}
     env.update(kerberized_zk.cli_env())
+    env["HBREP__hbrep__kerberos__krb5__conf"] = str(short_lived)  # the server's JVM: -Djava.security.krb5.conf
     env["HADOOP_CONF_DIR"] = str(secure_hdfs.cluster.conf_dir)  # what the operator provides (docs/security.md)
     state, port = tmp_path / "connect", free_port()
     spark_cli = [sys.executable, "-m", "replication.cli", "spark"]
+    monkeypatch.setenv("SPARK_CONNECT_MODE_ENABLED", "1")  # Connect columns in pyspark.sql.functions
+    conf = Config.load(env={}, overrides={"hbrep.spark.connect.ship.package": "true"})
+    logged_in = time.monotonic()
     started = subprocess.run([*spark_cli, "start", "--state", str(state), "--port", str(port)], capture_output=True,
                              text=True, env=env, timeout=300)  # fmt: skip
+    reads = []
     try:
         assert started.returncode == 0, _without_java_frames(started.stderr)[-3000:]
-        monkeypatch.setenv("SPARK_CONNECT_MODE_ENABLED", "1")  # Connect columns in pyspark.sql.functions
-        conf = Config.load(env={}, overrides={"hbrep.spark.connect.ship.package": "true"})
-        with connect_session(f"sc://127.0.0.1:{port}", conf, tmp_path / "work", purpose="checks") as spark:
-            result = verify_tables(spark, roots[0], roots[1], "t", VerifyOptions())
+        for wait_until in (0.0, logged_in + 75):  # at once, then once the JVM's first ticket has run out
+            time.sleep(max(0.0, wait_until - time.monotonic()))
+            seen = {path: len(secure_hdfs.cluster.audit_entries(path)) for path in files}
+            with connect_session(f"sc://127.0.0.1:{port}", conf, tmp_path / "work", purpose="checks") as spark:
+                result = verify_tables(spark, roots[0], roots[1], "t", VerifyOptions())
+            assert result.counters["GOODROWS"] == len(cells) and result.counters.get("BADROWS", 0) == 0, result.counters
+            reads.append(_accesses(secure_hdfs, files, seen))
     finally:
         subprocess.run([*spark_cli, "stop", "--state", str(state)], capture_output=True, env=env, timeout=120)
-    assert result.counters["GOODROWS"] == len(cells) and result.counters.get("BADROWS", 0) == 0, result.counters
-    # the server's JVM (not this process: it read nothing since `seen`) opened each table file as hbrep
-    for path, accesses in _accesses(secure_hdfs, files, seen).items():
-        assert accesses and {ugi.split(" ")[0] for _, ugi in accesses} == {"hbrep"}, (path, accesses)
-        assert any(cmd == "open" for cmd, _ in accesses), (path, accesses)
+    # the server's JVM (not this process: it read nothing since `seen`) opened each table file as hbrep, each time
+    for accesses_by_path in reads:
+        for path, accesses in accesses_by_path.items():
+            assert accesses and {ugi.split(" ")[0] for _, ugi in accesses} == {"hbrep"}, (path, accesses)
+            assert any(cmd == "open" for cmd, _ in accesses), (path, accesses)
