@@ -40,6 +40,7 @@ import socket
 import socketserver
 import ssl
 import threading
+import time
 from collections.abc import Callable
 from contextlib import suppress
 
@@ -82,6 +83,7 @@ ACCESS_DENIED = "org.apache.hadoop.hbase.security.AccessDeniedException"
 MAX_CONNECTION_HEADER = 64 * 1024
 TLS_HANDSHAKE_RECORD = 0x16  # the first byte of a TLS ClientHello
 TLS_HANDSHAKE_TIMEOUT_S = 30.0
+REFUSAL_LINGER_S = 2.0  # how long a refused connection reads what its client still sends (_drain_before_close)
 
 Replicate = Callable[[Admin_pb2.ReplicateWALEntryRequest], None]
 
@@ -154,6 +156,19 @@ class _Channel:
         self.sock.sendall(data if self.sasl is None else wrapped_packet(self.sasl.wrap(data)))
 
 
+def _drain_before_close(sock: socket.socket, within_s: float = REFUSAL_LINGER_S) -> None:
+    """After a refusal's answer: half-close, then read what the client still sends until it closes or ``within_s``
+    passed. Closing a socket with unread input makes the kernel answer with a reset, and a client still writing its
+    header or first call (it does not wait for the preamble's answer) then gets "broken pipe" instead of reading
+    the refusal (seen once in a loaded run: a SIMPLE client at a Kerberos listener)."""
+    sock.shutdown(socket.SHUT_WR)
+    deadline = time.monotonic() + within_s
+    while (left := deadline - time.monotonic()) > 0:
+        sock.settimeout(left)
+        if not sock.recv(1 << 16):
+            return
+
+
 class _Connection(socketserver.BaseRequestHandler):
     server: _Listener
     channel: _Channel | None = None
@@ -175,6 +190,7 @@ class _Connection(socketserver.BaseRequestHandler):
             error = owner.error(refused.class_name, str(refused))
             with suppress(OSError, SaslRefused):
                 (self.channel or _Channel(sock)).sendall(encode_response(CONNECTION_CALL_ID, exception=error))
+                _drain_before_close(sock)
         except (OSError, FrameError, SaslFrameError, SaslRefused) as exc:
             if not owner.stopped.is_set():
                 LOG.warning("HBase RPC connection from %s dropped: %s", self.client_address, exc)
