@@ -284,17 +284,11 @@ def test_jobs_on_a_standalone_master_read_kerberized_hdfs_with_delegation_tokens
     secure_hdfs, kerberized_zk, as_hbrep, tmp_path
 ):
     # a source and a peer root on the Kerberized HDFS, each with the same table file (written by hbrep's client)
-    tag = uuid.uuid4().hex[:6]
-    roots = [secure_hdfs.uri(f"{ROOT}/standalone-{side}-{tag}") for side in ("source", "peer")]
-    cells = [Cell(b"row%02d" % i, b"f", b"q", 1000 + i, CellType.PUT, b"v%d" % i) for i in range(12)]
-    files = []
-    for root in roots:
-        fs, root_path = get_filesystem(root)
-        TableRegistry(fs, root_path).create(TableDescriptor.of("t", ColumnFamilyDescriptor("f", 1)))
-        files.append(write_cells(fs, root_path, "t", "region1", [(c, i + 1) for i, c in enumerate(cells)], len(cells)))
+    roots, files, cells = _two_roots_with_one_table(secure_hdfs, "standalone", 12)
     # ... and as two hbrep clusters (their ClusterInfo in ZooKeeper; no region server), for the CLI below
     conf = kerberized_zk.conf()
     port = kerberized_zk.zookeeper.port
+    tag = uuid.uuid4().hex[:6]
     keys = [f"127.0.0.1:{port}:/hbase-standalone-{side}-{tag}" for side in ("source", "peer")]
     with connected(ClusterKey.parse(keys[0]), **zk_options(conf)) as zk:
         for key, root in zip(keys, roots, strict=True):
@@ -340,6 +334,21 @@ def test_jobs_on_a_standalone_master_read_kerberized_hdfs_with_delegation_tokens
             assert ("open", "hbrep (auth:TOKEN)") in accesses, (path, accesses)
 
 
+def _two_roots_with_one_table(secure_hdfs: SecureHdfs, name: str, rows: int) -> tuple[list[str], list[str], list[Cell]]:
+    """A source and a peer root on the Kerberized HDFS (``<ROOT>/<name>-source-<tag>``, ``...-peer-...``), each
+    with table ``t`` and the same table file of ``rows`` cells, written by hbrep's client: the roots, the files,
+    the cells."""
+    tag = uuid.uuid4().hex[:6]
+    roots = [secure_hdfs.uri(f"{ROOT}/{name}-{side}-{tag}") for side in ("source", "peer")]
+    cells = [Cell(b"row%02d" % i, b"f", b"q", 1000 + i, CellType.PUT, b"v%d" % i) for i in range(rows)]
+    files = []
+    for root in roots:
+        fs, root_path = get_filesystem(root)
+        TableRegistry(fs, root_path).create(TableDescriptor.of("t", ColumnFamilyDescriptor("f", 1)))
+        files.append(write_cells(fs, root_path, "t", "region1", [(c, i + 1) for i, c in enumerate(cells)], len(cells)))
+    return roots, files, cells
+
+
 def _accesses(secure_hdfs: SecureHdfs, files: list[str], seen: dict[str, int]) -> dict[str, list[tuple[str, str]]]:
     """Per file, the (command, user) of each access the audit log shows since ``seen`` (entries per file)."""
     return {
@@ -361,14 +370,7 @@ def test_the_spark_connect_server_hbrep_starts_reads_kerberized_hdfs_as_hbrep_pa
     on it reads table files on the Kerberized HDFS, and HDFS names hbrep for the server's reads. Its JVM asks for
     tickets of 60 s (its krb5.conf's ``ticket_lifetime``, the realm's KDC otherwise the same), and the server still
     reads the files as hbrep once that lifetime has passed: a long-running server outlives its tickets."""
-    tag = uuid.uuid4().hex[:6]
-    roots = [secure_hdfs.uri(f"{ROOT}/connect-{side}-{tag}") for side in ("source", "peer")]
-    cells = [Cell(b"row%02d" % i, b"f", b"q", 1000 + i, CellType.PUT, b"v%d" % i) for i in range(7)]
-    files = []
-    for root in roots:
-        fs, root_path = get_filesystem(root)
-        TableRegistry(fs, root_path).create(TableDescriptor.of("t", ColumnFamilyDescriptor("f", 1)))
-        files.append(write_cells(fs, root_path, "t", "region1", [(c, i + 1) for i, c in enumerate(cells)], len(cells)))
+    roots, files, cells = _two_roots_with_one_table(secure_hdfs, "connect", 7)
     short_lived = tmp_path / "krb5-60s.conf"
     realm_conf = kerberized_zk.kdc.krb5_conf.read_text()
     short_lived.write_text(re.sub(r"ticket_lifetime = \S+", "ticket_lifetime = 60s", realm_conf))
