@@ -620,7 +620,10 @@ class HdfsCluster:
         java = shutil.which("java")
         if java is None:
             raise HdfsError(f"java not found on PATH (the HDFS tool {main} needs Java 17)")
-        options = ("-Xmx192m", *DEV_SERVER_JIT_OPTIONS, *JAVA17_OPENS, *self._kerberos_options())
+        # hadoop.log.dir: the conf dir's log4j2.properties names the audit log's file after it; unset, a tool
+        # run from another folder made a literal "${sys:hadoop.log.dir}" folder there
+        options = ("-Xmx192m", *DEV_SERVER_JIT_OPTIONS, *JAVA17_OPENS, f"-Dhadoop.log.dir={self.root}",
+                   *self._kerberos_options())  # fmt: skip
         command = [java, *options, "-cp", self.classpath(), main, *args]
         return command, {**os.environ, "HADOOP_CONF_DIR": str(self.conf_dir)}
 
