@@ -164,6 +164,20 @@ class AirflowApi:
         path = f"/dags/{_q(dag_id)}/dagRuns/{_q(run_id)}/taskInstances"
         return list(self.call("GET", path, params={"limit": 1000})["task_instances"])
 
+    def task_instances_in_state(self, state: str) -> list[dict[str, Any]]:
+        """Every task instance of every DAG and run in ``state`` (``running``, ``queued``...)."""
+        params = {"state": state, "limit": 1000}
+        return list(self.call("GET", "/dags/~/dagRuns/~/taskInstances", params=params)["task_instances"])
+
+    def set_task_instance_state(
+        self, dag_id: str, run_id: str, task_id: str, state: str, *, map_index: int = -1, note: str | None = None
+    ) -> None:
+        """Set one task instance's state (``success``, ``failed`` or ``skipped``, what Airflow's API allows) and
+        its note, as the UI's "Mark as" does; its upstream and downstream are left alone."""
+        path = f"/dags/{_q(dag_id)}/dagRuns/{_q(run_id)}/taskInstances/{_q(task_id)}"
+        params = {"map_index": map_index} if map_index >= 0 else {}
+        self.call("PATCH", path, params=params, json={"new_state": state, "note": note})
+
     def xcom(self, dag_id: str, run_id: str, task_id: str, *, map_index: int = -1, key: str = "return_value") -> Any:
         """The value a task instance pushed under ``key`` (its return value by default)."""
         path = f"/dags/{_q(dag_id)}/dagRuns/{_q(run_id)}/taskInstances/{_q(task_id)}/xcomEntries/{_q(key)}"

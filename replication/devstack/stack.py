@@ -17,15 +17,19 @@ import json
 import os
 import shutil
 import sys
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from replication.cluster.embedded import start_cluster, stop_servers
 from replication.config import Config
 from replication.devstack.airflow_api import AirflowApi, AirflowApiError
 from replication.devstack.airflow_stack import (
     DATABASE_ENV,
+    admin_password,
     airflow_environment,
+    fail_orphaned_task_instances,
     metadata_database,
     start_standalone,
     stop_session,
@@ -153,6 +157,7 @@ def _up(state: Path, zk_port: int, port: int, spark_port: int, mode: str, window
     airflow = start_standalone(env, state / "airflow.log", timeout=240)
     stack["airflow_sid"] = airflow.proc.pid
     stack["airflow_started"] = start_time(airflow.proc.pid)
+    stack["airflow_url"] = airflow.url
     (state / "stack.json").write_text(json.dumps(stack))
     if services is not None:
         services.start_workers(env)
@@ -201,7 +206,7 @@ def down(state: Path, clean: bool = False) -> None:
     if sid and (leader_started is None or leader_started == stack.get("airflow_started", leader_started)):
         # The leader gone (None): what is left of the session is ours (Linux reuses no pid that still
         # names a session). A leader with another start time is a stranger that got the pid: left alone.
-        stop_session(int(sid))
+        stop_session(int(sid), before_api_stops=_orphans_marker(stack, state))
     dist = DistServices(Path(stack["dist_dir"])) if stack.get("dist_dir") else None
     if dist is not None:
         for worker in dist.workers:
@@ -219,6 +224,21 @@ def down(state: Path, clean: bool = False) -> None:
     print("stopped Airflow, the region servers, Spark Connect, PostgreSQL and ZooKeeper"
           + (", the Celery workers, Spark's master and workers, Redis and HDFS" if dist else ""))  # fmt: skip
     _remove_state(state, clean)
+
+
+def _orphans_marker(stack: dict[str, Any], state: Path) -> Callable[[], None] | None:
+    """What ``down`` runs with only the API server left: :func:`fail_orphaned_task_instances`, printing each task
+    instance it marked (None for a stack that recorded no API address)."""
+    url = stack.get("airflow_url")
+    if not url:
+        return None
+
+    def mark() -> None:
+        with AirflowApi(str(url), "admin", admin_password(state / "airflow"), timeout=15) as api:
+            for marked in fail_orphaned_task_instances(api):
+                print(f"marked failed (still running when its process was stopped): {marked}")
+
+    return mark
 
 
 def _remove_state(state: Path, clean: bool) -> None:
