@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import subprocess
 import threading
+from collections.abc import Iterator
+from pathlib import Path
 
 from replication.fs import get_filesystem
 from replication.jobs.launch import runner_for
@@ -77,3 +81,23 @@ def one_error_line(done: subprocess.CompletedProcess) -> str:
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
     return lines[0]
+
+
+# The variables of this process's Kerberos library: hbrep's in-process logins (replication/kerberos.py) set them
+KRB5_VARIABLES = ("KRB5_CONFIG", "KRB5CCNAME", "KRB5_CLIENT_KTNAME", "KRB5_KDC_PROFILE")
+
+
+@contextlib.contextmanager
+def kerberos_environment(krb5_conf: Path) -> Iterator[None]:
+    """This process's Kerberos library on the realm of ``krb5_conf`` (``KRB5_CONFIG``); on exit each of
+    :data:`KRB5_VARIABLES` as it was before, whatever the logins in between set."""
+    saved = {name: os.environ.get(name) for name in KRB5_VARIABLES}
+    os.environ["KRB5_CONFIG"] = str(krb5_conf)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value

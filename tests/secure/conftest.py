@@ -3,18 +3,16 @@ client, and the principals hbrep and its tests use, with their keytabs."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
+from support import kerberos_environment
 
 from replication.config import Config
 from replication.devstack.kdc import Keytab, MitKdc
 from replication.devstack.zookeeper import ZooKeeperSasl, ZooKeeperServer
 from replication.net import free_port
-
-KRB5_VARIABLES = ("KRB5_CONFIG", "KRB5CCNAME", "KRB5_CLIENT_KTNAME", "KRB5_KDC_PROFILE")
 
 
 @dataclass
@@ -59,7 +57,6 @@ class KerberizedZooKeeper:
 @pytest.fixture(scope="module")
 def kerberized_zk(request, tmp_path_factory) -> Iterator[KerberizedZooKeeper]:
     """The stack of one module; its tickets live ``TICKET_LIFETIME_S`` (a module constant; default an hour)."""
-    saved = {name: os.environ.get(name) for name in KRB5_VARIABLES}
     root = tmp_path_factory.mktemp("kerberized")
     lifetime = getattr(request.module, "TICKET_LIFETIME_S", 3600)
     kdc = MitKdc(root / "kdc", ticket_lifetime_s=lifetime, renew_lifetime_s=lifetime)
@@ -77,14 +74,9 @@ def kerberized_zk(request, tmp_path_factory) -> Iterator[KerberizedZooKeeper]:
         )
         zookeeper = stack.zookeeper
         zookeeper.start()
-        os.environ["KRB5_CONFIG"] = str(kdc.krb5_conf)  # this process's GSSAPI library: the run's realm
-        yield stack
+        with kerberos_environment(kdc.krb5_conf):  # this process's GSSAPI library: the run's realm
+            yield stack
     finally:
         if zookeeper is not None:
             zookeeper.stop()
         kdc.stop()
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value

@@ -10,10 +10,10 @@ for its principal are each refused with one line, and nothing reaches the sink."
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Iterator
 
 import pytest
+from support import kerberos_environment
 
 from replication.cluster.hbase_rpc.cell_block import KEY_VALUE_CODEC_WITH_TAGS
 from replication.cluster.hbase_rpc.connection import ConnectionFailed, RpcConnection
@@ -29,27 +29,19 @@ from replication.proto import Admin_pb2
 
 pytestmark = pytest.mark.slow
 
-KRB5_VARIABLES = ("KRB5_CONFIG", "KRB5CCNAME", "KRB5_CLIENT_KTNAME")
-
 
 @pytest.fixture(scope="module")
 def kdc(tmp_path_factory) -> Iterator[MitKdc]:
-    saved = {name: os.environ.get(name) for name in KRB5_VARIABLES}
     kdc = MitKdc(tmp_path_factory.mktemp("listener-kdc"))
     kdc.start()
     try:
         kdc.add_principal("hbase/127.0.0.1")
         kdc.add_principal("hbrep/127.0.0.1")
         kdc.add_principal("other/127.0.0.1")
-        os.environ["KRB5_CONFIG"] = str(kdc.krb5_conf)
-        yield kdc
+        with kerberos_environment(kdc.krb5_conf):
+            yield kdc
     finally:
         kdc.stop()
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 def _keytab(kdc: MitKdc, name: str) -> str:
