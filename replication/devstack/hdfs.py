@@ -68,7 +68,7 @@ log4j.logger.org.eclipse.jetty=WARN
 log4j.logger.org.apache.hadoop.hdfs.server.namenode.FSNamesystem.audit=INFO,audit
 log4j.additivity.org.apache.hadoop.hdfs.server.namenode.FSNamesystem.audit=false
 log4j.appender.audit=org.apache.log4j.FileAppender
-log4j.appender.audit.File=${hadoop.log.dir}/hdfs-audit.log
+log4j.appender.audit.File={audit_log}
 log4j.appender.audit.layout=org.apache.log4j.PatternLayout
 log4j.appender.audit.layout.ConversionPattern=%d{ISO8601} %m%n
 log4j.logger.org.apache.hadoop.hdfs.server.datanode.DataNode.clienttrace=WARN
@@ -86,7 +86,8 @@ logger.jetty.name = org.eclipse.jetty
 logger.jetty.level = warn
 appender.audit.type = File
 appender.audit.name = audit
-appender.audit.fileName = ${sys:hadoop.log.dir}/hdfs-audit.log
+appender.audit.fileName = {audit_log}
+appender.audit.createOnDemand = true
 appender.audit.layout.type = PatternLayout
 appender.audit.layout.pattern = %d{ISO8601} %m%n
 logger.audit.name = org.apache.hadoop.hdfs.server.namenode.FSNamesystem.audit
@@ -394,8 +395,12 @@ class HdfsCluster:
         core, hdfs = self.site_properties()
         (self.conf_dir / "core-site.xml").write_text(_site_xml(core))
         (self.conf_dir / "hdfs-site.xml").write_text(_site_xml(hdfs))
-        (self.conf_dir / "log4j.properties").write_text(LOG4J1)
-        (self.conf_dir / "log4j2.properties").write_text(LOG4J2)
+        # the audit log's path written out: every JVM with this conf dir on its classpath (Spark's, HBase's tools)
+        # reads these files, and one without -Dhadoop.log.dir made a literal "${sys:hadoop.log.dir}" folder in
+        # its working folder (one was committed by mistake in 8f58328)
+        audit_log = str(self.root / "hdfs-audit.log")
+        (self.conf_dir / "log4j.properties").write_text(LOG4J1.replace("{audit_log}", audit_log))
+        (self.conf_dir / "log4j2.properties").write_text(LOG4J2.replace("{audit_log}", audit_log))
         # Hadoop's HTTP servers look for webapps/<name> on the classpath; the jars Maven Central
         # publishes leave them out (the tarball ships them beside the jars). WebHDFS and /jmx are
         # servlets registered in code, so an empty web app is all they need (the HTML UI is absent).
@@ -620,10 +625,7 @@ class HdfsCluster:
         java = shutil.which("java")
         if java is None:
             raise HdfsError(f"java not found on PATH (the HDFS tool {main} needs Java 17)")
-        # hadoop.log.dir: the conf dir's log4j2.properties names the audit log's file after it; unset, a tool
-        # run from another folder made a literal "${sys:hadoop.log.dir}" folder there
-        options = ("-Xmx192m", *DEV_SERVER_JIT_OPTIONS, *JAVA17_OPENS, f"-Dhadoop.log.dir={self.root}",
-                   *self._kerberos_options())  # fmt: skip
+        options = ("-Xmx192m", *DEV_SERVER_JIT_OPTIONS, *JAVA17_OPENS, *self._kerberos_options())
         command = [java, *options, "-cp", self.classpath(), main, *args]
         return command, {**os.environ, "HADOOP_CONF_DIR": str(self.conf_dir)}
 
