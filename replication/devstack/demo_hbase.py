@@ -8,19 +8,25 @@
    SIGKILLed, and A's own master splits its logs and moves its replication queue to the other server.
 4. Under Airflow's scheduler (as ``make up`` runs it): ``hbrep_failover`` (which leaves the claim to
    HBase) and ``hbrep_ship`` until everything is shipped.
+   Beside B, peer ``2`` (shadow, family ``cf`` of the table) ships into hbrep's own cluster C (``/hbrep-c``: two
+   region servers, each with HBase's RPC listener, which real HBase and hbrep's HBase-protocol ship both call);
+   at the same moment as A's, one of C's region servers is SIGKILLed, and hbrep's ships move to the other.
 5. Table ``history``, written on A before the peer existed and missing on B, is seeded by ``hbrep_seed_peer``
    under the scheduler: HBase's snapshot and ExportSnapshot into B's rootdir, clone_snapshot on B, the
    edits written meanwhile shipped by the seed's helper peer; HBase's VerifyReplication of it.
 6. ``hbrep_verify`` (hbrep's verify and the GX checks, reading both real tables through Thrift), then HBase's
-   VerifyReplication (hbase-mapreduce, local job runner) of the table and its cells on both sides; a report.
+   VerifyReplication (hbase-mapreduce, local job runner) of the table and its cells on both sides, and the cells
+   of A and C (HBase's tools cannot read C); a report.
 Everything it started is stopped at the end, also on failure or Ctrl-C.
 
 ``--secure`` (``make demo-hbase SECURE=1``) runs the same story Kerberized: an MIT KDC made for the run
 (``secure_realm.py``), ZooKeeper demanding SASL of every client, both HBase clusters with
 ``hbase.security.authentication=kerberos`` (every RPC, and their ZooKeeper sessions), and hbrep, in Airflow's
 tasks and the Spark Connect server's workers, logged in from its keytab with HBase's keys: it reads A's queues
-over SASL, ships into B with SASL GSSAPI at ``hbase.rpc.protection=privacy``, and HBase's VerifyReplication runs
-as HBase's principal. The Thrift servers log in to HBase with Kerberos and take unauthenticated clients on
+over SASL, ships into B and C with SASL GSSAPI at ``hbase.rpc.protection=privacy``, and HBase's VerifyReplication
+runs as HBase's principal. C's region servers are Kerberized too: they reach ZooKeeper with SASL as hbrep, and
+their listeners accept as HBase's server principal (``hbase.regionserver.keytab.file``).
+The Thrift servers log in to HBase with Kerberos and take unauthenticated clients on
 loopback (no ``hbase.thrift.security.qop``: happybase speaks no SASL), which the load and hbrep's verify use.
 The seed's snapshot tools (hbrep's AdminTool and HBase's ExportSnapshot) run as hbrep's principal too: a ticket
 from its keytab, HBase's client keys and ZooKeeper's SASL (``devstack/hbase_admin.py``, ``kerberos_login``).
@@ -34,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import sys
 import threading
 import time
@@ -42,16 +49,21 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from replication.cluster.embedded import EmbeddedCluster, start_cluster
+from replication.cluster.hbase_registry import hbase_cluster_key
 from replication.config import Config
 from replication.devstack.airflow_api import AirflowApi
 from replication.devstack.demo import run_dag, run_demo, say, start_services, wait_replicated
 from replication.devstack.hbase import RealHBase
 from replication.devstack.native_pair import stop_side_by_side, table_cells
-from replication.devstack.secure_realm import secure_realm
+from replication.devstack.secure_realm import SecureRealm, secure_realm
 from replication.fs import get_filesystem
 from replication.hbase.shadow_peers import add_shadow_peer
 from replication.monitoring.metrics import MetricsStore
 from replication.monitoring.status import replication_status
+from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
+from replication.tables.semantics import scan_cells
+from replication.tables.table_files import read_cells
 from replication.zk.client import connected, zk_options
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
@@ -60,14 +72,22 @@ from replication.zk.queue_storage import ReplicationQueueStorage
 
 TABLE = "usertable"
 PEER = "1"
+PEER_C = "2"  # into hbrep's own cluster C
 HISTORY = "history"
 HISTORY_ROWS = 500
 DAG_IDS = ("hbrep_failover", "hbrep_ship", "hbrep_verify")
 
 
-def write_load(cluster: RealHBase, rows: int, kill_at: int, killed: list[str], acked: list[int]) -> None:
+def write_load(
+    cluster: RealHBase,
+    rows: int,
+    kill_at: int,
+    killed: list[str],
+    acked: list[int],
+    at_kill: Callable[[], None] | None = None,
+) -> None:
     """Write ``rows`` rows (cf and local) through A's Thrift server, each retried until A takes it; at
-    ``kill_at`` SIGKILL the region server holding the table's region."""
+    ``kill_at`` SIGKILL the region server holding the table's region, then run ``at_kill``."""
     connection = cluster.happybase_connection()
     try:
         for i in range(rows):
@@ -75,6 +95,8 @@ def write_load(cluster: RealHBase, rows: int, kill_at: int, killed: list[str], a
                 index = cluster.regionserver_holding(TABLE)
                 killed.append(cluster.server_name(index))
                 cluster.regionserver(index).kill()
+                if at_kill is not None:
+                    at_kill()
             data = {b"cf:field0": b"value-%d" % i, b"local:note": b"stays-on-a"}
             connection = cluster.put_until_taken(connection, TABLE, f"user{i:06d}".encode(), data)
             acked.append(i + 1)
@@ -95,12 +117,14 @@ def write_history(cluster: RealHBase) -> None:
     cluster.admin("roll")  # the history leaves the WALs a new peer's queues start at
 
 
-def compare_cells(source: RealHBase, peer: RealHBase, table: str, family: str) -> dict[str, Any]:
-    """The cells of ``family`` in ``table`` on both clusters (latest versions, through Thrift), as sets: whether
-    the row keys and the cells are equal, their counts, and how many cells each side lacks."""
+def compare_cells(source: RealHBase, peer: RealHBase | EmbeddedCluster, table: str, family: str) -> dict[str, Any]:
+    """The cells of ``family`` in ``table`` on both clusters (latest versions; through Thrift, or an hbrep
+    cluster's own store files once flushed), as sets: whether the row keys and the cells are equal, their counts,
+    and how many cells each side lacks."""
     wanted = family.encode()
     on_source = {cell for cell in table_cells(source, table) if cell[1] == wanted}
-    on_peer = {cell for cell in table_cells(peer, table) if cell[1] == wanted}
+    peer_cells = hbrep_cluster_cells(peer, table) if isinstance(peer, EmbeddedCluster) else table_cells(peer, table)
+    on_peer = {cell for cell in peer_cells if cell[1] == wanted}
     return {
         "rows_equal": {c[0] for c in on_source} == {c[0] for c in on_peer},
         "cells_equal": on_source == on_peer,
@@ -109,6 +133,29 @@ def compare_cells(source: RealHBase, peer: RealHBase, table: str, family: str) -
         "missing_on_peer": len(on_source - on_peer),
         "only_on_peer": len(on_peer - on_source),
     }
+
+
+def hbrep_cluster_cells(cluster: EmbeddedCluster, table: str) -> set[tuple[bytes, bytes, bytes, int, bytes]]:
+    """Every cell (row, family, qualifier, timestamp, value; latest version) of ``table`` on an hbrep cluster,
+    flushed first and read from its store files."""
+    with cluster.client() as client:
+        client.flush(table)
+    fs, root = get_filesystem(cluster.root)
+    return {(c.row, c.family, c.qualifier, c.timestamp, c.value) for c in scan_cells(read_cells(fs, root, table))}
+
+
+def start_hbrep_sink(stack: contextlib.ExitStack, key: str, state: Path, realm: SecureRealm | None) -> EmbeddedCluster:
+    """hbrep's cluster C at ``key`` (two region servers, each with HBase's RPC listener) and the table's family
+    ``cf`` on it, stopped by ``stack``. In a realm its servers reach ZooKeeper as hbrep and their listeners accept
+    Kerberos as HBase's server principal (HBase's keys: ``hbase.regionserver.keytab.file``)."""
+    settings = {}
+    if realm is not None:
+        settings = {**realm.hbrep_settings(), "hbase.regionserver.keytab.file": str(realm.hbase.path)}
+    conf = Config.load(env={}, overrides={**settings, "hbrep.regionserver.hbase.rpc.enabled": "true"})
+    cluster = stack.enter_context(start_cluster(key, str(state), 2, conf=conf, name="c"))
+    fs, root = get_filesystem(cluster.root)
+    TableRegistry(fs, root).create(TableDescriptor.of(TABLE, ColumnFamilyDescriptor("cf", scope=1)))
+    return cluster
 
 
 SOAK_EVERY_S = 10.0  # one probe row every 10 s during the soak
@@ -241,16 +288,36 @@ def run(
                 hbase_a.rootdir_uri, f"127.0.0.1:{hbase_a.layout().thrift_port}", conf,
             )  # fmt: skip
         say(f"add_peer {PEER} {key_b} --shadow: DISABLED in HBase A, shipped by hbrep")
+        key_c = str(dataclasses.replace(source, znode_parent="/hbrep-c"))
+        hbrep_c = start_hbrep_sink(stack, key_c, state / "c", realm)
+        key_c_for_hbase = hbase_cluster_key(ClusterKey.parse(key_c), hbrep_c.paths)
+        with connected(source, **zk_options(conf)) as zk:
+            add_shadow_peer(
+                source, zk, ZNodePaths(conf, parent=source.znode_parent), PEER_C,
+                ReplicationPeerConfig(cluster_key=key_c_for_hbase, replicate_all=False, table_cfs={TABLE: ["cf"]}),
+                hbase_a.rootdir_uri, f"127.0.0.1:{hbase_a.layout().thrift_port}", conf,
+            )  # fmt: skip
+        say(
+            f"hbrep's cluster C ({key_c}, 2 region servers{', Kerberized' if realm else ''}) with table {TABLE}; "
+            f"add_peer {PEER_C} {key_c_for_hbase} --shadow (C's HBase RPC listeners) --table-cfs {TABLE}:cf"
+        )
         killed: list[str] = []
         acked: list[int] = []
+        killed_in_c: list[str] = []
+
+        def kill_in_c() -> None:
+            killed_in_c.append(hbrep_c.servers[0])
+            hbrep_c.kill(killed_in_c[0])
+
         started = time.monotonic()
-        writer = threading.Thread(target=write_load, args=(hbase_a, rows, rows // 2, killed, acked))
+        writer = threading.Thread(target=write_load, args=(hbase_a, rows, rows // 2, killed, acked, kill_in_c))
         writer.start()
         writer.join()
         report["rows_written"] = acked[-1] if acked else 0
         report["killed"] = killed[0] if killed else None
+        report["killed_in_c"] = killed_in_c[0] if killed_in_c else None
         say(f"wrote {report['rows_written']} rows into A in {time.monotonic() - started:.1f}s; "
-            f"SIGKILLed region server {report['killed']} half-way")  # fmt: skip
+            f"SIGKILLed region server {report['killed']} of A and {report['killed_in_c']} of C half-way")  # fmt: skip
         report["recovered_queue"] = wait_for_recovered_queue(source, killed[0], conf)
         say(f"A's master moved the dead server's queue: {report['recovered_queue']}")
         airflow.wait_ready(timeout=300)
@@ -294,7 +361,11 @@ def run(
             status = replication_status(zk, source, conf)
         fs, root = get_filesystem(hbase_a.rootdir_uri)
         stored = MetricsStore(fs, root).load()
-        report["rows_shipped"] = int(sum(q.get("shippedOps", 0) for q in stored.queues.values()))
+        shipped = {peer: 0 for peer in (PEER, PEER_C)}
+        for queue in stored.queues.values():
+            if queue.get("peer_id") in shipped:
+                shipped[queue["peer_id"]] += int(queue.get("shippedOps", 0))
+        report["rows_shipped"], report["rows_shipped_c"] = shipped[PEER], shipped[PEER_C]
         report["lag_ms"] = status.peers[PEER].replicationLag
         report["verify"] = stored.checks.get(f"verify/{PEER}/{TABLE}", {})
         report["quality"] = stored.checks.get(f"quality/{PEER}/{TABLE}", {})
@@ -302,6 +373,9 @@ def run(
         report["hbase_verify"] = hbase_a.verify_replication(PEER, TABLE, families=["cf"])
         report["cells"] = compare_cells(hbase_a, hbase_b, TABLE, "cf")
         say(f"cells of family cf on A and B: {report['cells']}")
+        wait_replicated(source, conf)  # the soak's last probes, to C as well
+        report["cells_c"] = compare_cells(hbase_a, hbrep_c, TABLE, "cf")
+        say(f"cells of family cf on A and hbrep's C: {report['cells_c']}")
         quiesce(api, (*DAG_IDS, "hbrep_seed_peer"))
         say("stopping everything it started")
     return report
@@ -313,6 +387,7 @@ def print_report(report: dict[str, Any]) -> None:
     seeded = report.get("hbase_verify_seeded", {})
     quality = report.get("quality", {})
     cells = report.get("cells", {})
+    cells_c = report.get("cells_c", {})
     lines = [
         "",
         "hbrep demo-hbase report",
@@ -328,6 +403,10 @@ def print_report(report: dict[str, Any]) -> None:
         f"hbrep's verify                   GOODROWS={ours.get('GOODROWS')} BADROWS={ours.get('BADROWS')}",
         f"row keys / cells equal on A, B   {cells.get('rows_equal')} / {cells.get('cells_equal')} "
         f"({cells.get('source_cells')} cells on A, {cells.get('peer_cells')} on B)",
+        f"rows shipped by hbrep to C       {report.get('rows_shipped_c')}",
+        f"region server killed in C        {report.get('killed_in_c')}",
+        f"row keys / cells equal on A, C   {cells_c.get('rows_equal')} / {cells_c.get('cells_equal')} "
+        f"({cells_c.get('source_cells')} cells on A, {cells_c.get('peer_cells')} on hbrep's C)",
         f"GX checks                        {'passed' if quality.get('success') else 'FAILED'}",
         f"state kept in                    {report.get('state')}",
     ]
@@ -408,6 +487,7 @@ def main(argv: list[str] | None = None) -> int:
         and report.get("verify", {}).get("counters", {}).get("BADROWS") == 0
         and report.get("quality", {}).get("success")
         and report.get("cells", {}).get("cells_equal")
+        and report.get("cells_c", {}).get("cells_equal")
         and seeded.get("GOODROWS") == HISTORY_ROWS
         and seeded.get("BADROWS", 0) == 0
     )

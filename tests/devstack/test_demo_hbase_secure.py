@@ -1,5 +1,6 @@
 """``make demo-hbase SECURE=1`` (issue 42): Kerberized real HBase A -> hbrep (a shadow peer) -> Kerberized real
-HBase B, through Airflow's real scheduler, a region server of A SIGKILLed mid-load.
+HBase B, through Airflow's real scheduler, a region server of A SIGKILLed mid-load; and the same runs shipping
+into hbrep's own Kerberized cluster C (peer 2, through its HBase RPC listeners), one of C's servers SIGKILLed.
 
 The demo makes its own realm (an MIT KDC), ZooKeeper that demands SASL of every client, both clusters with
 ``hbase.security.authentication=kerberos``, and runs hbrep's DAGs as the ``hbrep`` principal. Its exit status
@@ -60,6 +61,11 @@ def test_make_demo_hbase_secure_replicates_every_cell_between_kerberized_cluster
     total = ROWS + int(probes)
     assert f"HBase's VerifyReplication        GOODROWS={total} BADROWS=0" in out, out[-3000:]
     assert f"row keys / cells equal on A, B   True / True ({total} cells on A, {total} on B)" in out, out[-3000:]
+    # the same rows in hbrep's own Kerberized cluster C, shipped by the same runs, one of its servers SIGKILLed
+    assert re.search(r"region server killed in C +127\.0\.0\.1,\d+,\d+\n", out), out[-3000:]
+    assert f"row keys / cells equal on A, C   True / True ({total} cells on A, {total} on hbrep's C)" in out
+    c_logs = "".join(p.read_text(errors="replace") for p in (state / "c").rglob("regionserver-*.log"))
+    assert "authenticated as hbrep/127.0.0.1@HBREP.TEST (auth-conf)" in c_logs  # hbrep's ship, at privacy
     assert re.search(r"DAG runs +\['hbrep_failover: success', 'hbrep_ship: success', 'hbrep_ship: success', "
                      r"'hbrep_seed_peer: success', 'hbrep_verify: success'\]", out), out[-3000:]  # fmt: skip
     # the table B never had, seeded by HBase's snapshot tools run as hbrep's principal (kinit from its keytab)
