@@ -203,12 +203,12 @@ def down(state: Path, clean: bool = False) -> None:
     stack = json.loads(path.read_text())
     sid = stack.get("airflow_sid")
     leader_started = start_time(int(sid)) if sid else None
+    dist = DistServices(Path(stack["dist_dir"])) if stack.get("dist_dir") else None
     if sid and (leader_started is None or leader_started == stack.get("airflow_started", leader_started)):
         # The leader gone (None): what is left of the session is ours (Linux reuses no pid that still
         # names a session). A leader with another start time is a stranger that got the pid: left alone.
-        stop_session(int(sid), before_api_stops=_orphans_marker(stack, state))
-    dist = DistServices(Path(stack["dist_dir"])) if stack.get("dist_dir") else None
-    if dist is not None:
+        stop_session(int(sid), before_api_stops=_before_api_stops(stack, state, dist))
+    if dist is not None:  # (stopped already when the session was ours: stop() of a stopped worker does nothing)
         for worker in dist.workers:
             worker.stop()
     for root in stack.get("roots", []):
@@ -226,19 +226,23 @@ def down(state: Path, clean: bool = False) -> None:
     _remove_state(state, clean)
 
 
-def _orphans_marker(stack: dict[str, Any], state: Path) -> Callable[[], None] | None:
-    """What ``down`` runs with only the API server left: :func:`fail_orphaned_task_instances`, printing each task
-    instance it marked (None for a stack that recorded no API address)."""
-    url = stack.get("airflow_url")
-    if not url:
-        return None
+def _before_api_stops(stack: dict[str, Any], state: Path, dist: DistServices | None) -> Callable[[], None]:
+    """What ``down`` runs with only the API server left of the Airflow session: the Celery workers of the
+    distributed stack stopped (their tasks, ended by the SIGTERM, report their ends through the API server), then
+    :func:`fail_orphaned_task_instances`, printing each task instance it marked (skipped for a stack that recorded
+    no API address)."""
 
-    def mark() -> None:
-        with AirflowApi(str(url), "admin", admin_password(state / "airflow"), timeout=15) as api:
-            for marked in fail_orphaned_task_instances(api):
-                print(f"marked failed (still running when its process was stopped): {marked}")
+    def run() -> None:
+        if dist is not None:
+            for worker in dist.workers:
+                worker.stop()
+        url = stack.get("airflow_url")
+        if url:
+            with AirflowApi(str(url), "admin", admin_password(state / "airflow"), timeout=15) as api:
+                for marked in fail_orphaned_task_instances(api):
+                    print(f"marked failed (still running when its process was stopped): {marked}")
 
-    return mark
+    return run
 
 
 def _remove_state(state: Path, clean: bool) -> None:
