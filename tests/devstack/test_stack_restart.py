@@ -19,7 +19,7 @@ import pytest
 from kazoo.client import KazooClient
 
 from replication.devstack.airflow_api import AirflowApi
-from replication.devstack.airflow_stack import ORPHAN_NOTE, admin_password
+from replication.devstack.airflow_stack import ORPHAN_NOTE, _task_pids, admin_password
 from replication.devstack.postgres import PostgresServer
 from replication.net import free_port, port_in_use
 
@@ -67,19 +67,10 @@ def ship_task_states(state: str, *then: str) -> list[str]:
 
 
 def running_task_processes(state: str) -> list[int]:
-    """The stack's busy executor workers (``airflow worker -- LocalExecutor: <task>``) and the task processes
-    they run (``airflow worker -- <task>``): its Airflow session's processes titled so."""
-    sid = json.loads((Path(state) / "stack.json").read_text())["airflow_sid"]
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            title = (entry / "cmdline").read_bytes().split(b"\0")[0]
-        except (OSError, IndexError):
-            continue
-        if int(fields[3]) == sid and title.startswith(b"airflow worker -- ") and not title.endswith(b"<idle>"):
-            found.append(int(entry.name))
-    return found
+    """The stack's task processes and the busy executor workers supervising them (what ``make down`` finds to
+    stop first: airflow_stack._task_pids of the stack's Airflow session)."""
+    tasks, busy = _task_pids(json.loads((Path(state) / "stack.json").read_text())["airflow_sid"])
+    return tasks + busy
 
 
 def api_health(port: int, within_s: float = 60.0) -> int:
