@@ -3,7 +3,8 @@
 One run:
 
 1. Finds dead servers: replicators under ``replication/rs`` and owners of directories under
-   ``<root>/WALs/`` with no live ``<parent>/rs/<server>`` znode.
+   ``<root>/WALs/`` with no live ``<parent>/rs/<server>`` znode and no starting mark
+   ``<hbrep root>/starting/<server>`` (a server starting has its WAL and queues before its ``rs`` znode).
 2. Records when each was first seen dead in ``<hbrep root>/dead/<server>`` (in ZooKeeper,
    ``DeadServerStorage``, so separate runs and separate machines agree; the region-server tracker of the
    failover DAG's asset watcher marks a server when it sees its ``rs`` znode go, before any run) and acts only once
@@ -39,6 +40,7 @@ from replication.monitoring.metrics import MetricsStore
 from replication.wal.names import ServerName
 from replication.zk.claim import ClaimError, claim_queues
 from replication.zk.cluster_key import ClusterKey
+from replication.zk.cluster_registration import LiveServerStorage
 from replication.zk.dead_server_storage import DeadServerStorage
 from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import ReplicationPeerStorage
@@ -91,15 +93,26 @@ def _is_server_name(name: str) -> bool:
 
 
 def find_dead_servers(zk: KazooClient, source: SourceCluster) -> tuple[list[str], list[str]]:
-    """(live servers, dead servers): dead = replicators or WAL directory owners with no live znode."""
+    """(live servers, dead servers): dead = replicators or WAL directory owners with neither a live ``rs``
+    znode nor a starting mark. Never a server that is alive or starting, whatever the interleaving.
+
+    The reads go in the order a region server writes the other way round: candidates (queues, WAL
+    directories) first, then the starting marks, then the ``rs`` znodes. A server starts by announcing
+    itself, then makes its WAL directory and queues, then its ``rs`` znode, then drops its mark; so a candidate
+    seen here had its mark before, and the mark is either still there when read or gone after the ``rs`` znode
+    was made, which the later read of ``rs`` then sees. (Read the other way, a server starting between the
+    reads looked dead; with ``replication.sleep.before.failover`` 0 a pass archived its open WAL.)"""
     paths = source.paths
-    live = sorted(zk.get_children(paths.rs)) if zk.exists(paths.rs) else []
     candidates = set(ReplicationQueueStorage(zk, paths).get_list_of_replicators())
     for status in source.fs.list(source.fs.join(source.root, "WALs")):
         name = status.name[: -len(SPLITTING_SUFFIX)] if status.name.endswith(SPLITTING_SUFFIX) else status.name
         if status.is_dir and _is_server_name(name):
             candidates.add(name)
-    dead = sorted(c for c in candidates if c not in set(live) and _is_server_name(c))
+    servers = LiveServerStorage(zk, paths)
+    starting = set(servers.starting())
+    live = servers.live()
+    alive = starting | set(live)
+    dead = sorted(c for c in candidates if c not in alive and _is_server_name(c))
     return live, dead
 
 

@@ -4,8 +4,10 @@ Start-up, in this order: bind the gRPC port on ``hbase.regionserver.ipc.address`
 server name = ``<hbase.regionserver.hostname or 127.0.0.1>,<port>,<start ms>``) and the HBase RPC port
 beside it (``hbrep.regionserver.hbase.rpc.*``: ReplicateWALEntry from a real HBase source, see
 ``cluster/hbase_registry.py``),
-open the first WAL (registered in every peer's queue before anything is written to it), write the pid
-file ``<root>/.hbrep/rs/<servername>.pid``, then create the ephemeral ``<parent>/rs/<servername>`` znode
+create the ephemeral ``<hbrep root>/starting/<servername>`` znode (failover does not take a starting server
+for dead), open the first WAL (registered in every peer's queue before anything is written to it), write the
+pid file ``<root>/.hbrep/rs/<servername>.pid``, then create the ephemeral ``<parent>/rs/<servername>`` znode
+and delete the starting one
 (and, with the HBase RPC listener, ``<parent>/hbrep-hbase-rpc/rs/<host,hbaseRpcPort,start ms>``).
 
 Write path (``mutate``): check the table and families against the descriptor, fill LATEST_TIMESTAMP
@@ -175,6 +177,8 @@ class HRegionServer:
         self._bind_hbase_rpc(bind, advertised)
         live_servers = LiveServerStorage(self.zk, self.paths)
         live_servers.ensure_roots()
+        # before its WAL directory and queues exist: a failover pass in between must not take it for dead
+        live_servers.announce_starting(self.server_name)
         self.wal = FSHLog(
             self.fs,
             self.root,
@@ -197,6 +201,7 @@ class HRegionServer:
         os.makedirs(os.path.dirname(pid_file(self.info.root, self.server_name)), exist_ok=True)
         write_pid_file(Path(pid_file(self.info.root, self.server_name)), os.getpid())
         live_servers.register(self.server_name)
+        live_servers.started(self.server_name)
         if self.hbase_rpc is not None:
             self.hbase_rpc.start()
             hbase_registry.register(self.zk, self.paths, self.hbase_server_name)

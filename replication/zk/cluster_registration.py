@@ -5,7 +5,8 @@
 - :class:`HBaseSourceStorage`: ``<hbrep root>/hbase-source``, a real HBase source registered with
   ``add_peer --shadow`` (JSON of :class:`replication.cluster.hbase_source.HBaseSource`).
 - :class:`LiveServerStorage`: ``<parent>/rs/<server>``, a region server's ephemeral "I am live" znode
-  (HBase's ``HRegionServer.createMyEphemeralNode``), and the ``rs`` and ``peers`` roots it watches.
+  (HBase's ``HRegionServer.createMyEphemeralNode``), the ``rs`` and ``peers`` roots it watches, and hbrep's
+  ephemeral ``<hbrep root>/starting/<server>`` of a server not live yet.
 - :class:`HBaseRpcRegistry`: ``<parent>/hbrep-hbase-rpc``, the HBase-shaped znode parent through which a
   real HBase finds the region servers' HBase RPC listeners (see :mod:`replication.cluster.hbase_registry`).
 
@@ -104,6 +105,33 @@ class LiveServerStorage:
         """Delete the server's ``rs/<server>`` znode (a clean stop); raises what kazoo raises (NoNodeError when
         it is gone already), so that the caller decides what to ignore."""
         self.zk.delete(self.paths.live_server(server))
+
+    def announce_starting(self, server: str) -> None:
+        """Create the server's ephemeral ``<hbrep root>/starting/<server>`` znode, before it makes its first WAL
+        directory or queue: from then on failover does not take it for dead (see :meth:`starting`). hbrep's
+        own: HBase's master only expires servers it knew online, so a starting HBase server needs no mark."""
+        with contextlib.suppress(NodeExistsError):
+            self.zk.create(self.paths.starting_server(server), b"", ephemeral=True, makepath=True)
+
+    def started(self, server: str) -> None:
+        """Delete the starting mark once the ``rs`` znode exists (nothing when it is gone already)."""
+        with contextlib.suppress(NoNodeError):
+            self.zk.delete(self.paths.starting_server(server))
+
+    def live(self) -> list[str]:
+        """The servers with an ``rs`` znode, sorted ([] when the ``rs`` root is missing)."""
+        try:
+            return sorted(self.zk.get_children(self.paths.rs))
+        except NoNodeError:
+            return []
+
+    def starting(self) -> list[str]:
+        """The servers that announced their start and have no ``rs`` znode yet, or died starting before their
+        session expired ([] when none)."""
+        try:
+            return sorted(self.zk.get_children(self.paths.starting_servers))
+        except NoNodeError:
+            return []
 
 
 class HBaseRpcRegistry:

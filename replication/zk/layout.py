@@ -22,6 +22,7 @@ HBREP_ROOT = "hbrep"  # under the parent, unless hbrep.zookeeper.znode.root name
 LEASES = "leases"  # under hbrep's root: one ship lease per peer (zk/lease.py)
 LEASE_WAITERS = "lease-waiters"  # under hbrep's root: runs waiting for a peer's lease (zk/lease.py)
 DEAD_SERVERS = "dead"  # under hbrep's root: when each dead server was first seen (dead_server_storage.py)
+STARTING_SERVERS = "starting"  # under hbrep's root: region servers between their first WAL and their rs znode
 JOURNAL = "journal"  # under hbrep's root: the queue change journal (zk/journal.py)
 CONSISTENCY_TOKENS = "consistency"  # under hbrep's root: one record per token (consistency_token_storage.py)
 HBASE_SOURCE = "hbase-source"  # under hbrep's root: a real HBase source's rootdir (cluster_registration.py)
@@ -59,7 +60,8 @@ def cluster_info_path(parent: str) -> str:
 
 class ZNodePaths:
     """Absolute znode paths: ``parent``, ``hbaseid``, ``rs``, ``replication``, ``peers``, ``queues``, and
-    hbrep's own ``hbrep_root`` (``leases``, ``dead_servers``, ``journal``, ``consistency_tokens``),
+    hbrep's own ``hbrep_root`` (``leases``, ``dead_servers``, ``starting_servers``, ``journal``,
+    ``consistency_tokens``),
     ``cluster_info`` and ``hbase_rpc`` (with its ``hbase_rpc_hbaseid`` and ``hbase_rpc_rs``)."""
 
     def __init__(self, conf: Config | None = None, parent: str | None = None):
@@ -80,6 +82,7 @@ class ZNodePaths:
         self.leases = _join(self.hbrep_root, LEASES)
         self.lease_waiters = _join(self.hbrep_root, LEASE_WAITERS)
         self.dead_servers = _join(self.hbrep_root, DEAD_SERVERS)
+        self.starting_servers = _join(self.hbrep_root, STARTING_SERVERS)
         self.journal = _join(self.hbrep_root, JOURNAL)
         self.consistency_tokens = _join(self.hbrep_root, CONSISTENCY_TOKENS)
         self.hbase_source = _join(self.hbrep_root, HBASE_SOURCE)
@@ -110,6 +113,11 @@ class ZNodePaths:
     def live_server(self, server: str) -> str:
         """``<parent>/rs/<server>``: the ephemeral znode of a live region server."""
         return _join(self.rs, server)
+
+    def starting_server(self, server: str) -> str:
+        """``<hbrep root>/starting/<server>``: the ephemeral znode of a region server that is starting (its WAL
+        directory and queues may exist before its ``rs`` znode does)."""
+        return _join(self.starting_servers, server)
 
     def hbase_rpc_server(self, server: str) -> str:
         """``<parent>/hbrep-hbase-rpc/rs/<host,hbaseRpcPort,startcode>``: one HBase RPC listener, for HBase."""

@@ -81,8 +81,8 @@ def test_make_demo_hbase_secure_replicates_every_cell_between_kerberized_cluster
     # no ship task failed (one that shipped from the real HBase source names it in its asset event)
     ship_logs = list(Path(state, "airflow", "logs", "dag_id=hbrep_ship").rglob("task_id=peer.ship/**/*.log"))
     assert ship_logs, "no ship task ran"
-    failed = [str(log) for log in ship_logs if '"Task failed with exception"' in log.read_text()]
-    assert not failed, failed
+    failed = [log for log in ship_logs if '"Task failed with exception"' in log.read_text()]
+    assert not failed, "\n".join(f"{log}:\n{_errors_of(log)}" for log in failed)
     # ... and ship tasks ended in the second and third lifetimes of the realm's tickets, after the first ones
     # expired (the first lifetime is the clusters' start and the load; the realm starts after `started`, so a task
     # counted in lifetime n ended no earlier than in the realm's own lifetime n)
@@ -96,3 +96,18 @@ def _last_timestamp(log: Path) -> float:
     """The POSIX time of the last line of an Airflow task log (JSON lines with an ISO ``timestamp``)."""
     last = json.loads(log.read_text().strip().splitlines()[-1])["timestamp"]
     return datetime.fromisoformat(last.replace("Z", "+00:00")).timestamp()
+
+
+def _errors_of(task_log: Path) -> str:
+    """The error and warning events of an Airflow task log (JSON lines), with their exceptions, for a message."""
+    lines = []
+    for line in task_log.read_text(errors="replace").splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if event.get("level") in ("warning", "error", "critical") and "GitWildMatch" not in str(event.get("event")):
+            raised = event.get("exception") or event.get("error_detail") or []  # structlog's, as Airflow names it
+            details = [f"{d.get('exc_type')}: {d.get('exc_value')}" if isinstance(d, dict) else str(d) for d in raised]
+            lines.append(f"  {event.get('timestamp')} {event.get('level')} {event.get('event')} {details or ''}")
+    return "\n".join(lines)[-6000:]

@@ -12,9 +12,13 @@ import pytest
 from support import add_peer, create_table, cycle, queue_snapshot, set_peer_state, table_state, write_load
 
 from replication.cleaner import clean_once
-from replication.failover import failover_once
+from replication.cluster.source_cluster import open_source
+from replication.failover import failover_once, find_dead_servers
 from replication.wal.model import Cell, CellType
-from replication.zk.client import connected
+from replication.wal.names import wal_dir, wal_file_name
+from replication.zk.client import connect, connected
+from replication.zk.cluster_registration import LiveServerStorage
+from replication.zk.queue_storage import ReplicationQueueStorage
 
 pytestmark = pytest.mark.slow
 
@@ -143,6 +147,70 @@ def test_failover_waits_sleep_before_failover_and_agrees_across_runs(pair, peer_
     assert later.first_seen_dead_ms == waiting.first_seen_dead_ms  # the mark lives in ZooKeeper
     done = failover(pair, rng=random.Random(1))
     assert {s.server: s for s in done.servers}[server].action in ("claimed", "nothing-to-claim")
+
+
+def test_a_server_between_its_first_wal_and_its_rs_znode_is_not_dead_until_its_session_ends(pair, peer_1):
+    """The state a region server is in while it starts (announced, WAL directory and queue made, no ``rs``
+    znode yet), held still: no failover pass takes it for dead; once its session ends, it is dead."""
+    server = f"127.0.0.1,1,{int(time.time() * 1000)}"
+    directory = wal_dir(pair.source.root, server)
+    starting = connect(pair.source_key)
+    try:
+        LiveServerStorage(starting, pair.source.paths).announce_starting(server)
+        os.makedirs(directory)
+        ReplicationQueueStorage(starting, pair.source.paths).add_wal(server, peer_1, wal_file_name(server, 1))
+        report = failover(pair, **{"replication.sleep.before.failover": 0})
+        assert server not in {s.server for s in report.servers}, report
+        assert os.path.isdir(directory)  # not "recovered" while it is being written
+    finally:
+        starting.stop()
+        starting.close()
+    try:
+        with connected(pair.source_key) as zk:
+            assert server in find_dead_servers(zk, open_source(zk, pair.source_key, pair.conf))[1]
+    finally:
+        with connected(pair.source_key) as zk:
+            ReplicationQueueStorage(zk, pair.source.paths).delete_queue(server, peer_1)
+            ReplicationQueueStorage(zk, pair.source.paths).remove_replicator_if_queue_is_empty(server)
+        os.rmdir(directory)
+
+
+def test_servers_started_while_failover_passes_run_at_sleep_zero_keep_their_wals(pair, peer_1):
+    """Real region servers start while failover passes run back to back with no sleep before failover: none is
+    ever taken for dead, and each keeps its first WAL in its own WAL directory (a fresh clone's suite once saw
+    a pass archive a starting server's open WAL and claim its queue)."""
+    stop, reports, errors = threading.Event(), [], []
+
+    def passes() -> None:
+        while not stop.is_set():
+            try:
+                reports.append(failover(pair, **{"replication.sleep.before.failover": 0}))
+            except Exception as exc:  # reported below
+                errors.append(exc)
+                return
+
+    failover(pair, **{"replication.executor.workers": 100})  # whatever earlier tests left dead is handled first
+    runner = threading.Thread(target=passes)
+    runner.start()
+    started = []
+    try:
+        for _ in range(3):
+            started.append(pair.source.start_region_server())
+    finally:
+        stop.set()
+        runner.join(timeout=60)
+    try:
+        assert not errors and len(reports) >= 3, (errors, len(reports))
+        taken = [(s.server, s.action) for r in reports for s in r.servers if s.server in started]
+        assert not taken, taken
+        for server in started:
+            assert os.listdir(wal_dir(pair.source.root, server)), f"{server}'s WAL directory is empty"
+    finally:
+        for server in started:
+            pair.source.kill(server)
+        for server in started:
+            pair.source.wait_until_dead(server)
+        failover(pair, **{"replication.sleep.before.failover": 0, "replication.executor.workers": 100})
 
 
 def test_executor_workers_bounds_how_many_dead_servers_one_run_handles(pair, peer_1, spark):

@@ -135,6 +135,28 @@ def test_a_live_server_znode_is_ephemeral_and_registered_once(cluster_key, zkc, 
     assert zkc.exists(paths.live_server(SERVER)) is None  # gone with the session
 
 
+def test_a_starting_mark_is_ephemeral_listed_until_started_and_apart_from_the_live_servers(cluster_key, zkc, paths):
+    other = connect(cluster_key)
+    try:
+        storage = LiveServerStorage(other, paths)
+        assert storage.starting() == [] and storage.live() == []  # no roots yet: nothing, no error
+        storage.ensure_roots()
+        storage.announce_starting(SERVER)
+        storage.announce_starting(SERVER)  # already there: no error
+        assert zkc.exists(paths.starting_server(SERVER)).ephemeralOwner == other.client_id[0]
+        assert paths.starting_server(SERVER) == f"{paths.hbrep_root}/starting/{SERVER}"
+        assert storage.starting() == [SERVER] and storage.live() == []
+        storage.register(SERVER)
+        storage.started(SERVER)
+        storage.started(SERVER)  # gone already: no error
+        assert storage.starting() == [] and storage.live() == [SERVER]
+        storage.announce_starting("other,2,3")
+    finally:
+        other.stop()
+        other.close()
+    assert LiveServerStorage(zkc, paths).starting() == []  # a server that died starting leaves no mark
+
+
 def test_the_hbase_rpc_registry_copies_hbaseid_once_and_registers_ephemeral_listeners(cluster_key, paths):
     owner = connect(cluster_key, auth="alice:secret")
     try:
