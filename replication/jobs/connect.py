@@ -149,7 +149,7 @@ def connect_session(url: str, conf: Config, work_dir: str | os.PathLike[str], *,
         spark.client.set_retry_policies([DefaultPolicy(max_retries=retries, max_backoff=2000)])
         try:
             if conf.get_bool("hbrep.spark.connect.ship.package", True):
-                spark.addArtifacts(str(package_zip(Path(work_dir), digest)), pyfile=True)
+                add_package(spark, package_zip(Path(work_dir), digest))
             else:
                 spark.version  # noqa: B018 - one round trip: is the server there?
             break
@@ -171,6 +171,24 @@ def connect_session(url: str, conf: Config, work_dir: str | os.PathLike[str], *,
         yield spark
     finally:
         spark.client.close()
+
+
+def add_package(spark: Any, package: Path, attempts: int = 3) -> None:
+    """Add the package zip to the session as a pyfile, also when other clients add it at the same moment.
+
+    Spark Connect's ArtifactManager checks whether the target exists (an equal file there: nothing to do),
+    then moves the upload in; two clients adding the same zip to a new session at once both pass the check,
+    and the second move fails with FileAlreadyExistsException (two ship tasks of one run, one per peer, did).
+    Added again, the zip meets the first one's equal file and is accepted; any other error is raised as is.
+    """
+    for attempt in range(1, attempts + 1):
+        try:
+            spark.addArtifacts(str(package), pyfile=True)
+            return
+        except Exception as exc:
+            if "FileAlreadyExistsException" not in str(exc) or attempt == attempts:
+                raise
+            LOG.info("Another client added %s to the session at the same moment; adding it again", package.name)
 
 
 class ConnectShipRunner:

@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import zipfile
 from pathlib import Path
 
@@ -64,13 +65,13 @@ def package_digest() -> str:
 
 def package_zip(folder: Path, digest: str | None = None) -> Path:
     """The package zip in ``folder``, named by the package's digest (an equal name means equal bytes): built
-    once per code version and folder (:func:`build_pyfiles` in a folder of this process, then renamed, so
-    processes building at once do not meet), reused after."""
+    once per code version and folder (:func:`build_pyfiles` in a folder of this process and thread, then
+    renamed, so processes or threads building at once do not meet), reused after."""
     digest = digest or package_digest()
     # the bytecode inside is this Python's: a client on another Python version names another zip
     target = Path(folder) / f"hbrep-replication-{digest[:16]}-{importlib.util.MAGIC_NUMBER.hex()}.zip"
     if not target.exists():
-        built = build_pyfiles(Path(folder) / f".build-{os.getpid()}")
+        built = build_pyfiles(Path(folder) / f".build-{os.getpid()}-{threading.get_ident()}")
         built.replace(target)
         built.parent.rmdir()
     return target

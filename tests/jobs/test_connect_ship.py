@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
 import uuid
 
@@ -209,6 +210,33 @@ def test_clients_share_one_server_session_and_its_warm_workers(connect_conf, tmp
     with connect_session(url, other, tmp_path) as session:
         assert session.session_id != ids[0]
         assert session.range(2).count() == 2
+
+
+def test_clients_attaching_to_a_new_session_at_once_all_get_the_package(connect_conf, tmp_path):
+    """Two ship tasks of one run (one per peer) attach to the shared session at the same moment, each adding the
+    package zip: the server's move of the second upload meets the first's file (FileAlreadyExistsException, a
+    ship task of the secure demo failed so). Each client must come out with a session; four at once, ten times."""
+    url = connect_conf.get_str("hbrep.spark.connect.url")
+    clients, rounds = 4, 10
+    failures: list[str] = []
+    for round_ in range(rounds):
+        conf = connect_conf.with_overrides({"hbrep.spark.connect.session": f"race-{round_}-{uuid.uuid4().hex[:6]}"})
+        start = threading.Barrier(clients)
+
+        def attach(conf=conf, start=start, work_dir=tmp_path / f"r{round_}") -> None:
+            start.wait()
+            try:
+                with connect_session(url, conf, work_dir) as session:
+                    assert session.range(2).count() == 2
+            except Exception as exc:
+                failures.append(f"{type(exc).__name__}: {exc}")
+
+        threads = [threading.Thread(target=attach) for _ in range(clients)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=120)
+    assert not failures, failures
 
 
 def test_a_released_session_is_replaced_by_the_next_generation(connect_conf, tmp_path):
