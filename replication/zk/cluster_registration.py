@@ -12,7 +12,8 @@
 
 These classes read and write bytes; the documents' meaning stays with the cluster modules that own them.
 ACLs are as they were before the writes moved here: the HBase RPC registry's znodes get
-:func:`replication.zk.acl.acl_for`, the others the client's default.
+:func:`replication.zk.acl.acl_for`, the others the client's default; the starting marks, under hbrep's root,
+get :func:`replication.zk.acl.acl_for` as hbrep's other znodes there.
 """
 
 from __future__ import annotations
@@ -111,7 +112,7 @@ class LiveServerStorage:
         directory or queue: from then on failover does not take it for dead (see :meth:`starting`). hbrep's
         own: HBase's master only expires servers it knew online, so a starting HBase server needs no mark."""
         with contextlib.suppress(NodeExistsError):
-            self.zk.create(self.paths.starting_server(server), b"", ephemeral=True, makepath=True)
+            self.zk.create(self.paths.starting_server(server), b"", acl=acl_for(self.zk), ephemeral=True, makepath=True)
 
     def started(self, server: str) -> None:
         """Delete the starting mark once the ``rs`` znode exists (nothing when it is gone already)."""

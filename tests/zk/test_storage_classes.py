@@ -157,6 +157,19 @@ def test_a_starting_mark_is_ephemeral_listed_until_started_and_apart_from_the_li
     assert LiveServerStorage(zkc, paths).starting() == []  # a server that died starting leaves no mark
 
 
+def test_a_starting_mark_is_creator_only_with_zookeeper_auth(cluster_key, paths):
+    owner = connect(cluster_key, auth="alice:secret")
+    try:
+        LiveServerStorage(owner, paths).announce_starting(SERVER)
+        for path in (paths.starting_servers, paths.starting_server(SERVER)):
+            assert _acl_schemes(owner, path) == [("digest", 31)]
+        assert LiveServerStorage(owner, paths).starting() == [SERVER]  # the same identity's failover reads it
+    finally:
+        owner.delete(paths.parent, recursive=True)
+        owner.stop()
+        owner.close()
+
+
 def test_the_hbase_rpc_registry_copies_hbaseid_once_and_registers_ephemeral_listeners(cluster_key, paths):
     owner = connect(cluster_key, auth="alice:secret")
     try:
