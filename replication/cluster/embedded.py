@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import NoNodeError
 
 from replication.cluster.client import ClusterClient
 from replication.cluster.errors import ClusterError
@@ -37,6 +36,7 @@ from replication.processes import dies_with_parent, pid_alive, read_pid_file
 from replication.zk.client import connect, zk_options
 from replication.zk.cluster_id import create_cluster_id_if_absent
 from replication.zk.cluster_key import ClusterKey
+from replication.zk.cluster_registration import LiveServerStorage
 from replication.zk.layout import ZNodePaths
 
 START_TIMEOUT_S = 30.0
@@ -69,11 +69,8 @@ def server_pids(root: str) -> dict[str, int]:
 
 
 def live_servers(zk: KazooClient, paths: ZNodePaths) -> list[str]:
-    """The children of ``<parent>/rs`` (sorted)."""
-    try:
-        return sorted(zk.get_children(paths.rs))
-    except NoNodeError:
-        return []
+    """The children of ``<parent>/rs`` (sorted; [] when the root is missing)."""
+    return LiveServerStorage(zk, paths).live()
 
 
 @dataclass
