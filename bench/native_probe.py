@@ -46,11 +46,11 @@ class PacedLoad(threading.Thread):
         self.written = 0
         self.error = ""
         self.seconds = 0.0
-        self._stop = threading.Event()
+        self._halt = threading.Event()
 
     def stop(self) -> None:
         """Stop after the batch in flight."""
-        self._stop.set()
+        self._halt.set()
         self.join(120)
 
     def _put(self, connection, table: str, rows: list[bytes], timeout: float = 240.0):
@@ -73,13 +73,13 @@ class PacedLoad(threading.Thread):
         connection = self.cluster.happybase_connection()
         began = time.monotonic()
         try:
-            while not self._stop.is_set():
+            while not self._halt.is_set():
                 rows = [row_key(self.start_at + self.written + i) for i in range(self.batch)]
                 for table in self.tables:
                     connection = self._put(connection, table, rows)
                 self.written += self.batch
                 due = began + self.written / self.rate
-                self._stop.wait(max(0.0, due - time.monotonic()))
+                self._halt.wait(max(0.0, due - time.monotonic()))
         except Exception as exc:  # reported by the caller
             self.error = f"paced load stopped at row {self.written}: {exc}"
         finally:
@@ -108,7 +108,7 @@ class LagProbe:
         self.tag = tag  # in every probe's row key, so probes of another sampler (an earlier round) never count
         self.probes: list[Probe] = []
         self.error = ""
-        self._stop = threading.Event()
+        self._halt = threading.Event()
         self._threads = [threading.Thread(target=self._write, name="probe-write", daemon=True),
                          threading.Thread(target=self._read, name="probe-read", daemon=True)]  # fmt: skip
 
@@ -119,7 +119,7 @@ class LagProbe:
 
     def stop(self) -> None:
         """Stop writing and polling."""
-        self._stop.set()
+        self._halt.set()
         for thread in self._threads:
             thread.join(60)
 
@@ -127,14 +127,14 @@ class LagProbe:
         writer = self.source.happybase_connection()
         n = 0
         try:
-            while not self._stop.is_set():
+            while not self._halt.is_set():
                 now = time.time()
                 row = PROBE_PREFIX + self.tag + b"%08d" % n
                 n += 1
                 for table in TABLE_OF.values():
                     writer = self.source.put_until_taken(writer, table, row, {b"f:probe": b"%.6f" % now})
                 self.probes.append(Probe(row, now))
-                self._stop.wait(max(0.0, now + self.interval - time.time()))
+                self._halt.wait(max(0.0, now + self.interval - time.time()))
         except Exception as exc:
             self.error = f"lag probe stopped writing: {exc}"
         finally:
@@ -142,9 +142,9 @@ class LagProbe:
 
     def _read(self) -> None:
         reader = None
-        while not self._stop.is_set():
+        while not self._halt.is_set():
             reader = self._poll(reader)
-            self._stop.wait(self.poll)
+            self._halt.wait(self.poll)
         if reader is not None:
             reader.close()
 

@@ -319,8 +319,8 @@ def _native_bound(f: dict) -> str:
         if total is not None:
             parts.append(f"{side} {total:,.0f} CPU s per million rows drained (" + ", ".join(
                 f"{name} {v:,.0f}" for name, v in kinds[:4]) + ")")  # fmt: skip
-    functions = _prefixed(f, "profile: self time: ")
-    modules = _prefixed(f, "profile: module: ")
+    functions = sorted(_prefixed(f, "profile: self time: "), key=lambda kv: -kv[1])  # the largest shares first
+    modules = sorted(_prefixed(f, "profile: module: "), key=lambda kv: -kv[1])
     if functions:
         parts.append(
             "py-spy over hbrep's Python processes during its drain: most samples in "
