@@ -22,7 +22,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
 from replication.cluster import rpc
-from replication.cluster.errors import ClusterError
+from replication.cluster.errors import ClusterError, StaleRoutingEpoch
 from replication.cluster.info import ClusterInfo, cluster_token, read_cluster_info
 from replication.cluster.region_routing import LATEST_TIMESTAMP, owner_of
 from replication.config import Config
@@ -37,7 +37,7 @@ from replication.wal.model import Cell, CellType
 from replication.zk.client import connect, zk_options
 from replication.zk.cluster_key import ClusterKey
 from replication.zk.layout import ZNodePaths
-from replication.zk.serial_barriers import bump_epoch, epoch_path, routing_epoch
+from replication.zk.serial_barriers import bump_epoch, current_bumps, epoch_path, routing_epoch
 
 LOG = logging.getLogger(__name__)
 
@@ -62,6 +62,8 @@ def raise_for_rpc_error(exc: grpc.RpcError, where: str) -> None:
         raise UnknownFamily(details)
     if code == grpc.StatusCode.INVALID_ARGUMENT:
         raise ClusterError(details)
+    if kind == rpc.NOT_SERVING:
+        raise StaleRoutingEpoch(f"{where}: {details}")
     raise RemoteError(f"{where}: {code.name}: {details}")
 
 
@@ -145,6 +147,14 @@ class ClusterClient:
         except Exception as exc:  # a client without write access to hbrep's znodes still writes
             LOG.debug("routing epoch of %s not bumped: %s", self.key, exc)
 
+    def _refresh_bumps(self) -> None:
+        """Read the bump count now (a server refused a write routed in an older epoch than its own; the
+        watch may not have told this client yet)."""
+        try:
+            self._bumps = max(self._bumps, current_bumps(self.zk, self.paths))
+        except Exception as exc:  # the next live_servers() still reads the membership's part
+            LOG.debug("routing epoch of %s not read: %s", self.key, exc)
+
     def _stub(self, server: str) -> Admin_pb2_grpc.AdminServiceStub:
         with self._lock:
             if server not in self._stubs:
@@ -187,7 +197,9 @@ class ClusterClient:
         """Write ``cells`` (any rows) to ``table``; durable when it returns; return the number of cells.
 
         Cells are grouped by owning server and sent in parallel; a server that fails to answer is
-        dropped and its cells re-routed. Raises UnknownTable/UnknownFamily (one line) on bad input.
+        dropped and its cells re-routed; a server in a newer routing epoch than this client's routing
+        (StaleRoutingEpoch) gets its cells routed again by the routing read anew. Raises
+        UnknownTable/UnknownFamily (one line) on bad input.
         """
         pending = list(cells)
         total = len(pending)
@@ -202,10 +214,14 @@ class ClusterClient:
             pool = self._executor()
             jobs = {pool.submit(self._send_group, s, table, g, cluster_ids): s for s, g in groups.items()}
             errors: list[BaseException] = []
+            moved = False
             for job in futures.as_completed(jobs):
                 server = jobs[job]
                 try:
                     job.result()
+                except StaleRoutingEpoch:  # routed by an older membership: route again, the server is fine
+                    moved = True
+                    failed.extend(groups[server])
                 except _Retry:
                     self._mark_dead(server)
                     failed.extend(groups[server])
@@ -214,7 +230,9 @@ class ClusterClient:
             if errors:
                 raise errors[0]
             pending = failed
-            if pending:
+            if moved:
+                self._refresh_bumps()
+            elif pending:
                 time.sleep(0.1)
         raise ClusterError(f"could not write {len(pending)} cells of table {table}: no region server answered")
 

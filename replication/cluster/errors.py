@@ -17,6 +17,13 @@ class RegionServerAborted(ClusterError):
     """A region server hit an unrecoverable error (e.g. could not register a new WAL in a queue)."""
 
 
+class StaleRoutingEpoch(ClusterError):
+    """A write was routed in an older routing epoch than the region server is in (HBase's
+    NotServingRegionException: the row may belong to another server now); the client re-reads the
+    routing and sends it again. Applying it would put an edit of the old routing after the server's
+    barrier for the new one, where a serial peer's checker no longer waits for it."""
+
+
 class SinkError(HbrepError):
     """Base of every failure a sink RPC reports back to the replication source."""
 

@@ -37,7 +37,7 @@ from pathlib import Path
 from kazoo.client import KazooClient
 
 from replication.cluster import hbase_registry
-from replication.cluster.errors import ClusterError, RegionServerAborted
+from replication.cluster.errors import ClusterError, RegionServerAborted, StaleRoutingEpoch
 from replication.cluster.gc_tuning import tune_gc
 from replication.cluster.hbase_rpc import tls as hbase_rpc_tls
 from replication.cluster.hbase_rpc.gssapi_server import listener_kerberos
@@ -67,6 +67,7 @@ from replication.zk.cluster_registration import LiveServerStorage
 from replication.zk.layout import ZNodePaths
 from replication.zk.migration import migrate_legacy_znodes
 from replication.zk.queue_storage import ReplicationQueueStorage
+from replication.zk.serial_barriers import describe_epoch
 
 LOG = logging.getLogger("replication.cluster.regionserver")
 LOOPBACK = "127.0.0.1"
@@ -385,7 +386,8 @@ class HRegionServer:
         Durable when it returns. Raises UnknownTable/UnknownFamily (nothing written) and
         RegionServerAborted when the WAL cannot be written. ``encoded`` = the cells' own encoding
         (the sink forwards shipped bytes); it is used only when no cell needed a change here.
-        ``routing_epoch``: the epoch the client routed the write in; a newer one is entered first.
+        ``routing_epoch``: the epoch the client routed the write in; a newer one is entered first, an older
+        one than this server's is refused (StaleRoutingEpoch, nothing written: the client routes again).
         Cells given as CellColumns with their ``encoded`` bytes go to the WAL and the memstore as they
         are when they need no change (the sink's case); else they are made Cells and prepared.
         """
@@ -399,7 +401,7 @@ class HRegionServer:
         now_ms = int(time.time() * 1000)
         if isinstance(cells, CellColumns):
             if encoded is not None and len(cells) and columns_need_no_change(desc, cells):
-                return self._append(desc, cells, cluster_ids, now_ms, encoded)
+                return self._append(desc, cells, cluster_ids, now_ms, encoded, routing_epoch)
             cells = cells.cells()
         prepared = self.prepare_cells(desc, cells, now_ms)
         if encoded is not None and (
@@ -408,7 +410,7 @@ class HRegionServer:
             encoded = None  # a timestamp was filled in or a row delete expanded: encode the result
         if not prepared:
             return 0
-        return self._append(desc, prepared, cluster_ids, now_ms, encoded)
+        return self._append(desc, prepared, cluster_ids, now_ms, encoded, routing_epoch)
 
     def _append(
         self,
@@ -417,11 +419,19 @@ class HRegionServer:
         cluster_ids: list[uuid.UUID] | None,
         now_ms: int,
         encoded: bytes | None,
+        routing_epoch: int = 0,
     ) -> int:
-        """One WAL entry of ``cells`` (prepared; CellColumns only with ``encoded``), synced, in the memstore."""
+        """One WAL entry of ``cells`` (prepared; CellColumns only with ``encoded``), synced, in the memstore;
+        refused when routed in an older epoch than this server's (checked under the append lock, which
+        every barrier is taken under: an applied write lies after the barriers of epochs it knew of)."""
         name = TableName.parse(desc.name)
         region = self.region_for(str(name))
         with self.wal.append_lock:
+            if routing_epoch and self.epochs is not None and routing_epoch < self.epochs.epoch:
+                raise StaleRoutingEpoch(
+                    f"region server {self.server_name} is in routing epoch {describe_epoch(self.epochs.epoch)}, "
+                    f"the write was routed in {describe_epoch(routing_epoch)}: route it again"
+                )
             seq = region.next_sequence()
             key = WALKey(
                 encoded_region_name=region.encoded_name.encode(),

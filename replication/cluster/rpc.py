@@ -26,6 +26,7 @@ ERROR_TABLES = "hbrep-tables"
 ERROR_FAMILIES = "hbrep-families"
 TABLE_NOT_FOUND = "TableNotFoundException"
 NO_SUCH_FAMILY = "NoSuchColumnFamilyException"
+NOT_SERVING = "NotServingRegionException"  # a write routed in an older routing epoch than the server's
 BAD_TOKEN = "bad cluster token"
 MAX_MESSAGE = 256 * 1024 * 1024  # hbase.ipc.max.request.size
 

@@ -11,7 +11,7 @@ from typing import Any
 import grpc
 
 from replication.cluster import rpc
-from replication.cluster.errors import RegionServerAborted
+from replication.cluster.errors import RegionServerAborted, StaleRoutingEpoch
 from replication.cluster.replicate_wire import SERVICE, parse_request
 from replication.cluster.server_api import RegionServerHost
 from replication.errors import HbrepError
@@ -69,6 +69,9 @@ def abort_for(context: grpc.ServicerContext, exc: BaseException) -> None:
             ((rpc.ERROR_KIND, rpc.NO_SUCH_FAMILY), (rpc.ERROR_FAMILIES, ",".join(f"{t}:{f}" for t, f in families)))
         )
         context.abort(grpc.StatusCode.FAILED_PRECONDITION, message)
+    if isinstance(exc, StaleRoutingEpoch):
+        context.set_trailing_metadata(((rpc.ERROR_KIND, rpc.NOT_SERVING),))
+        context.abort(grpc.StatusCode.ABORTED, message)
     if isinstance(exc, RegionServerAborted):
         context.abort(grpc.StatusCode.UNAVAILABLE, message)
     if isinstance(exc, HbrepError):
