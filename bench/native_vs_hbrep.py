@@ -62,6 +62,12 @@ VALUE = b"v" * 1024
 REGIONSERVERS = 3
 WINDOW_MS = 120_000  # the embedded stack's (make up) ship window, with runs every minute
 LAG_UNDER_S = 2.0
+# Disk: at the issue's sizes a round writes about 16 GB of 1 KB rows into A and again into B (the backlog and the
+# 20 minutes of load), which filled this machine's disk in the first round. Both tables' store files are
+# compressed (GZ, on both clusters, so both sides pay for it alike) and HBase's cleaners drop archived WALs and
+# store files after a minute (HBase: 10 and 5 minutes); WALs themselves are never compressed (hbrep reads them).
+COMPRESSION = "GZ"
+DISK_SITE = {"hbase.master.logcleaner.ttl": "60000", "hbase.master.hfilecleaner.ttl": "60000"}
 SIDES = (NATIVE_PEER, HBREP_PEER)
 
 
@@ -308,7 +314,8 @@ def run(quick: bool) -> dict:
         try:
             spark.start()
             with native_pair(state, zk.port, spark.port, free_port(), regionservers=REGIONSERVERS, heap_mb=768,
-                             window_ms=WINDOW_MS, tag="bench-native") as pair:  # fmt: skip
+                             window_ms=WINDOW_MS, tag="bench-native", compression=COMPRESSION,
+                             extra_site=DISK_SITE) as pair:  # fmt: skip
                 _say(f"clusters ({REGIONSERVERS} region servers each) and Airflow up; sizes: {sz.label()}")
                 spark_pid = spark.read_pid() or 0
                 with KindSampler(_roots(pair, spark_pid), pair.airflow.proc.pid) as sampler:
@@ -403,7 +410,11 @@ def _result(sz: Sizes, m: Measured, load_before: str) -> dict:
             "Airflow, Spark Connect and the load (other engineers' work shares the cores too; uptime before/after: "
             f"{load_before}; {_uptime()}). native = an ordinary HBase peer of A (table native_t); hbrep = a "
             "shadow peer of A (table hbrep_t) shipped by the hbrep_ship DAG under Airflow's real scheduler, "
-            f"ship windows of {WINDOW_MS // 1000} s on a Spark Connect server, runs every minute.",
+            f"ship windows of {WINDOW_MS // 1000} s on a Spark Connect server, runs every minute. Both tables' "
+            f"store files {COMPRESSION}-compressed on both clusters and HBase's WAL and store-file cleaners at 60 s "
+            "(the round's 16 GB of rows per cluster did not fit this machine's disk otherwise); WALs uncompressed. "
+            "Each table is one region (created unsplit, rows written in key order), so each table's writes land "
+            "on one region server of A and of B at a time.",
             "Backlog drain: both tables' backlog written while neither side ships; then each side is started "
             "alone, the round's first side alternating, and timed from its start (native: from the return of "
             "enable_replication_peer, HBase's Admin call; hbrep: from the REST call that unpauses and triggers "

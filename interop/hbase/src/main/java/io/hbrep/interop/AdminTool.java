@@ -47,6 +47,7 @@ import org.apache.hadoop.hbase.replication.ReplicationPeerConfigBuilder;
 import org.apache.hadoop.hbase.replication.ReplicationPeerDescription;
 import org.apache.hadoop.hbase.replication.ReplicationQueueStorage;
 import org.apache.hadoop.hbase.replication.ReplicationStorageFactory;
+import org.apache.hadoop.hbase.io.compress.Compression;
 import org.apache.hadoop.hbase.util.Bytes;
 import org.apache.hadoop.hbase.wal.WAL;
 import org.apache.hadoop.hbase.wal.WALFactory;
@@ -751,7 +752,17 @@ public final class AdminTool {
     int versions = Integer.parseInt(args[2]);
     TableDescriptorBuilder table = TableDescriptorBuilder.newBuilder(name);
     byte[][] splits = null; // split=ROW,ROW...: regions from the start, as the shell's SPLITS => [...]
+    // compression=ALGO: every family's store files compressed so (the shell's COMPRESSION => 'GZ')
+    Compression.Algorithm compression = Compression.Algorithm.NONE;
     for (int i = 3; i < args.length; i++) {
+      if (args[i].startsWith("compression=")) {
+        compression = Compression.Algorithm.valueOf(args[i].substring("compression=".length()));
+      }
+    }
+    for (int i = 3; i < args.length; i++) {
+      if (args[i].startsWith("compression=")) {
+        continue;
+      }
       if (args[i].startsWith("split=")) {
         String[] rows = args[i].substring("split=".length()).split(",");
         splits = new byte[rows.length][];
@@ -765,6 +776,7 @@ public final class AdminTool {
           ColumnFamilyDescriptorBuilder.newBuilder(Bytes.toBytes(familyScope[0]))
               .setMaxVersions(familyScope.length > 2 ? Integer.parseInt(familyScope[2]) : versions)
               .setScope(Integer.parseInt(familyScope[1]))
+              .setCompressionType(compression)
               .build());
     }
     if (splits == null) {
