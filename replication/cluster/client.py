@@ -203,6 +203,7 @@ class ClusterClient:
         """
         pending = list(cells)
         total = len(pending)
+        moved = False
         for _attempt in range(5):
             if not pending:
                 return total
@@ -234,7 +235,8 @@ class ClusterClient:
                 self._refresh_bumps()
             elif pending:
                 time.sleep(0.1)
-        raise ClusterError(f"could not write {len(pending)} cells of table {table}: no region server answered")
+        why = "the servers' routing epoch kept moving past this client's" if moved else "no region server answered"
+        raise ClusterError(f"could not write {len(pending)} cells of table {table}: {why}")
 
     def _send_group(self, server: str, table: str, cells: list[Cell], cluster_ids: Sequence[uuid.UUID]) -> None:
         try:
