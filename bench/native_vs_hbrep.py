@@ -19,7 +19,7 @@ side goes first:
    and started again; the time from their start until each side's probe sees a row within 2 s of its write.
 
 Then the load stops, both sides drain it, and both are stopped (the native peer disabled, the ship DAG
-paused and its runs ended) before the next round's backlog. In the last round hbrep's drain runs under
+paused and its runs ended) before the next round's backlog. In the first round hbrep's drain runs under
 py-spy (the Airflow scheduler with its executor's task processes, and Spark's Python workers): the
 profile's shares by function and by hbrep module are figures of the result, which explain a missed goal.
 
@@ -234,7 +234,7 @@ class Rounds:
         _say(f"round {r + 1}: backlog written ({self.m.ingest[-1]:,.0f} rows/s into A); {order[0]} first")
         last = row_key(base + self.sz.rows - 1)
         for side in order:
-            profiled = side == HBREP_PEER and r == self.sz.rounds - 1
+            profiled = side == HBREP_PEER and r == 0  # the round every run has (a budget may end it early)
             spy = profile_start(_python_roots(self.spark_pid, self.pair.airflow.proc.pid), self.state / "profile") \
                 if profiled else []  # fmt: skip
             t0 = time.time()
@@ -438,7 +438,7 @@ def _result(sz: Sizes, m: Measured, load_before: str) -> dict:
             f"(SIGTERM) for the outage while the load goes on, then started; the time from their start until a "
             f"probe written after it is seen within {LAG_UNDER_S:g} s.",
             "Profile: py-spy over hbrep's Python processes (the Airflow scheduler with its task processes, Spark's "
-            "Python workers) during hbrep's drain of the last round; 'profile:' figures are shares of its samples "
+            "Python workers) during hbrep's drain of the first round; 'profile:' figures are shares of its samples "
             "(idle threads left out), by leaf function and by innermost hbrep module.",
             *(["Stopped early: " + "; ".join(m.failures)] if m.failures else []),
         ],
