@@ -1,10 +1,11 @@
-"""Fixtures for the embedded cluster tests: a small-roll configuration and a running 2-server cluster."""
+"""Fixtures for the embedded cluster tests: small-roll settings, a running 2-server cluster, a root ZooKeeper client."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 import pytest
+from kazoo.client import KazooClient
 
 from replication.config import Config
 
@@ -35,3 +36,13 @@ def embedded(cluster_key, tmp_path, cluster_conf) -> Iterator[object]:
         yield cluster
     finally:
         cluster.stop()
+
+
+@pytest.fixture
+def zk_abs(zk_server) -> Iterator[KazooClient]:
+    """A started kazoo client on the session's ZooKeeper, at its root (no chroot); closed afterwards."""
+    client = KazooClient(hosts=zk_server.hosts)
+    client.start(timeout=15)
+    yield client
+    client.stop()
+    client.close()

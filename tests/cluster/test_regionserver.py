@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 
 import pytest
-from kazoo.client import KazooClient
 
 from replication.cluster.info import read_cluster_info
 from replication.cluster.region_routing import LATEST_TIMESTAMP
@@ -22,15 +21,6 @@ from replication.zk.layout import ZNodePaths
 from tests.cluster.helpers import wal_entries
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def zk_abs(zk_server):
-    client = KazooClient(hosts=zk_server.hosts)
-    client.start(timeout=15)
-    yield client
-    client.stop()
-    client.close()
 
 
 def test_start_registers_servers_cluster_id_and_info(embedded, zk_abs):

@@ -6,7 +6,6 @@ import os
 import time
 
 import pytest
-from kazoo.client import KazooClient
 
 from replication.cluster.embedded import start_cluster
 from replication.tables.descriptors import ColumnFamilyDescriptor, TableDescriptor, TableRegistry
@@ -17,15 +16,6 @@ from replication.zk.queue_storage import ReplicationQueueStorage
 from tests.cluster.helpers import wal_entries, wal_files
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def zk_abs(zk_server):
-    client = KazooClient(hosts=zk_server.hosts)
-    client.start(timeout=15)
-    yield client
-    client.stop()
-    client.close()
 
 
 def _fill(client, table: str, n: int, size: int = 200, prefix: bytes = b"r") -> None:

@@ -24,15 +24,6 @@ pytestmark = pytest.mark.slow
 ROWS = [b"row-%02d" % i for i in range(40)]
 
 
-@pytest.fixture
-def zk_abs(zk_server):
-    client = KazooClient(hosts=zk_server.hosts)
-    client.start(timeout=15)
-    yield client
-    client.stop()
-    client.close()
-
-
 def _table(embedded, name: str) -> None:
     TableRegistry(None, embedded.root).create(TableDescriptor.of(name, ColumnFamilyDescriptor("f", scope=1), "local"))
 
