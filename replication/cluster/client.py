@@ -203,7 +203,6 @@ class ClusterClient:
         """
         pending = list(cells)
         total = len(pending)
-        moved = False
         for _attempt in range(5):
             if not pending:
                 return total
