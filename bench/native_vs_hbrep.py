@@ -6,13 +6,17 @@ HBase peer, ``hbrep_t`` by an hbrep shadow peer whose ``hbrep_ship`` DAG runs un
 scheduler (local executor) with ship windows on a Spark Connect server. Each round, alternating which
 side goes first:
 
-1. **backlog drain**: ROWS rows of 1 KB written into both tables of A through Thrift while neither ships;
-   then the first side is started alone (HBase's enable_replication_peer; the ship DAG unpaused and
-   triggered) and timed until B holds its last row, then the second side likewise (the first one left
-   running, with nothing more to ship). rows/s from the start to the last row; CPU seconds of this
-   bench's process trees by kind over the same stretch, per million rows.
-2. **lag under steady load**: both running, rows written into each table at 10% of the slower side's drain
-   rate of the round (the issue asks 50%: see LOAD_SHARE), for STEADY minutes; one probe
+1. **backlog drain, both together** (the issue's figure): ROWS rows of 1 KB written into both tables of A
+   through Thrift while neither ships; then both sides started at once (HBase's enable_replication_peer; the
+   ship DAG unpaused and triggered; the order of the two calls alternating by round), each timed until B
+   holds its last row. CPU seconds of this bench's process trees by kind over the whole stretch, per million
+   rows of both tables (the region servers serve both sides, so this CPU is not split by side). Both
+   stopped again.
+   **backlog drain, each alone**: a second backlog, then the first side started alone and timed to its
+   last row, then the second side likewise (the first one left running, with nothing more to ship):
+   rows/s, and CPU seconds by kind per million rows that are this side's own.
+2. **lag under steady load**: both running, rows written into each table at 10% of the slower side's solo
+   drain rate of the round (the issue asks 50%: see LOAD_SHARE), for STEADY minutes; one probe
    (bench/native_probe.py) writes a stamped row into each table every second and polls B: p50, p99 and max of
    write-to-visible per side.
 3. **catch-up after a peer outage**: the load goes on, B's region servers are stopped for OUTAGE minutes
@@ -37,6 +41,7 @@ import statistics
 import subprocess
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import quote
@@ -70,6 +75,9 @@ LAG_UNDER_S = 2.0
 COMPRESSION = "GZ"
 DISK_SITE = {"hbase.master.logcleaner.ttl": "60000", "hbase.master.hfilecleaner.ttl": "60000"}
 SIDES = (NATIVE_PEER, HBREP_PEER)
+CPU_ALONE = "CPU s per million rows drained alone: "
+DRAIN_TOGETHER = "backlog drain rows/s, both enabled together"
+DRAIN_ALONE = "backlog drain rows/s, each alone"
 # The issue's load is 50% of the slower side's drain rate (with both sides enabled together). On this 2-core
 # machine (six region servers, two masters and Thrift servers, Airflow, Spark and the load) that overloads both
 # sides: measured at the issue's sizes, 50% of the slower solo drain into each table (b45660f: 6,316 rows/s per
@@ -149,6 +157,21 @@ def _wait_row(pair: NativePair, side: str, row: bytes, timeout: float) -> float:
     return time.time()
 
 
+def _wait_rows(pair: NativePair, row: bytes, timeout: float) -> dict[str, float]:
+    """Epoch seconds when ``row`` is first seen in each side's table on B (TimeoutError after ``timeout``)."""
+    deadline = time.monotonic() + timeout
+    seen: dict[str, float] = {}
+    while len(seen) < len(SIDES):
+        for side in SIDES:
+            if side not in seen and has_row(pair.peer, TABLE_OF[side], row):
+                seen[side] = time.time()
+        if time.monotonic() > deadline:
+            missing = sorted(set(SIDES) - set(seen))
+            raise TimeoutError(f"{', '.join(missing)}: row {row!r} not on B within {timeout:.0f}s")
+        time.sleep(0.2)
+    return seen
+
+
 def _roots(pair: NativePair, spark_pid: int) -> dict[int, str]:
     """The bench's JVM pids by kind (KINDS): the region servers, masters and Thrift of both, Spark's JVM."""
     roots: dict[int, str] = {spark_pid: KINDS[3]}
@@ -200,10 +223,12 @@ def _spread(values: list[float], fmt: str = "{:,.0f}") -> str:
 class Measured:
     """Every figure a run collects, per side and per round."""
 
-    drain: dict[str, list[float]] = field(default_factory=lambda: {s: [] for s in SIDES})
+    drain: dict[str, list[float]] = field(default_factory=lambda: {s: [] for s in SIDES})  # both together
+    drain_alone: dict[str, list[float]] = field(default_factory=lambda: {s: [] for s in SIDES})
     lag: dict[str, list[tuple[float, float, float]]] = field(default_factory=lambda: {s: [] for s in SIDES})
     catchup: dict[str, list[float]] = field(default_factory=lambda: {s: [] for s in SIDES})
-    cpu: dict[str, list[dict[str, float]]] = field(default_factory=lambda: {s: [] for s in SIDES})
+    cpu: dict[str, list[dict[str, float]]] = field(default_factory=lambda: {s: [] for s in SIDES})  # alone
+    cpu_together: list[dict[str, float]] = field(default_factory=list)  # per million rows of both tables
     unseen: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SIDES, 0))
     ingest: list[float] = field(default_factory=list)
     asked: list[float] = field(default_factory=list)
@@ -224,15 +249,47 @@ class Rounds:
     m: Measured
 
     def backlog_drain(self, r: int) -> None:
-        """Write the round's backlog into both tables, then start the sides one by one, each timed to its last row."""
+        """Both drains of the round: the sides started together on one backlog, then one by one on another."""
         order = list(SIDES) if r % 2 == 0 else list(reversed(SIDES))
-        base = r * self.sz.rows
+        self._drain_together(r, order)
+        _stop_both(self.pair, timeout=WINDOW_MS / 1000 + 180)
+        self._drain_alone(r, order)
+
+    def _write_backlog(self, r: int, base: int, what: str) -> bytes:
+        """ROWS rows from ``base`` into both tables of A; the last row's key."""
         began = time.monotonic()
         for table in TABLE_OF.values():
             load_rows(self.pair.source, table, base, self.sz.rows, VALUE)
         self.m.ingest.append(2 * self.sz.rows / (time.monotonic() - began))
-        _say(f"round {r + 1}: backlog written ({self.m.ingest[-1]:,.0f} rows/s into A); {order[0]} first")
-        last = row_key(base + self.sz.rows - 1)
+        _say(f"round {r + 1}: {what} backlog written ({self.m.ingest[-1]:,.0f} rows/s into A)")
+        return row_key(base + self.sz.rows - 1)
+
+    def _drain_together(self, r: int, order: list[str]) -> None:
+        last = self._write_backlog(r, 2 * r * self.sz.rows, "first")
+        started: dict[str, float] = {}
+
+        def start(side: str) -> None:
+            t0 = time.time()
+            _start(self.pair, side)
+            # native: from enable_replication_peer's return (the tool JVM's start left out)
+            started[side] = time.time() if side == NATIVE_PEER else t0
+
+        with ThreadPoolExecutor(max_workers=len(SIDES)) as pool:
+            calls = []
+            for side in order:
+                calls.append(pool.submit(start, side))
+                time.sleep(0.05)  # the round's first side's call goes out first
+            for call in calls:
+                call.result()  # a side that did not start raises here
+        seen = _wait_rows(self.pair, last, timeout=max(900.0, self.sz.rows / 10))
+        for side in SIDES:
+            self.m.drain[side].append(self.sz.rows / (seen[side] - started[side]))
+        used = self.sampler.used(min(started.values()), max(seen.values()))
+        self.m.cpu_together.append(_per_million(used, 2 * self.sz.rows))
+        _say(f"round {r + 1}: together, " + ", ".join(f"{s} {self.m.drain[s][-1]:,.0f} rows/s" for s in SIDES))
+
+    def _drain_alone(self, r: int, order: list[str]) -> None:
+        last = self._write_backlog(r, (2 * r + 1) * self.sz.rows, "second")
         for side in order:
             profiled = side == HBREP_PEER and r == 0  # the round every run has (a budget may end it early)
             spy = profile_start(_python_roots(self.spark_pid, self.pair.airflow.proc.pid), self.state / "profile") \
@@ -245,14 +302,14 @@ class Rounds:
             if spy:
                 profile_stop(spy)
                 self.m.profile = profile_summary(self.state / "profile")
-            self.m.drain[side].append(self.sz.rows / (t1 - t0))
+            self.m.drain_alone[side].append(self.sz.rows / (t1 - t0))
             self.m.cpu[side].append(_per_million(self.sampler.used(t0, t1), self.sz.rows))
-            _say(f"round {r + 1}: {side} drained {self.m.drain[side][-1]:,.0f} rows/s")
+            _say(f"round {r + 1}: {side} alone drained {self.m.drain_alone[side][-1]:,.0f} rows/s")
 
     def steady_and_outage(self, r: int) -> None:
         """The steady load with the probe, then B's region servers stopped and started under the same load;
         both sides drained of it at the end."""
-        rate = LOAD_SHARE * min(self.m.drain[s][-1] for s in SIDES)
+        rate = LOAD_SHARE * min(self.m.drain_alone[s][-1] for s in SIDES)
         self.m.asked.append(rate)
         first_row = 10**8 + r * 10**7
         load = PacedLoad(self.pair.source, list(TABLE_OF.values()), first_row, rate, VALUE)
@@ -367,13 +424,16 @@ def _result(sz: Sizes, m: Measured, load_before: str) -> dict:
     f: dict[str, object] = {
         "sizes run": ran.label() + ("" if ran == sz else f" (of {sz.rounds} planned)"),
         "region servers per cluster (on this machine's two cores)": REGIONSERVERS,
-        "backlog written into A (rows/s, both tables, per round)": _spread(m.ingest),
-        "steady load per table (rows/s: 10% of the slower drain, per round)": _spread(m.asked),
+        "backlogs written into A (rows/s, both tables; two per round)": _spread(m.ingest),
+        "steady load per table (rows/s: 10% of the slower drain alone, per round)": _spread(m.asked),
         "steady load per table, written (rows/s, per round)": _spread(m.achieved),
     }
     for side in SIDES:
-        f[f"{side}: backlog drain (rows/s, median)"] = med(drain[side])
-        f[f"{side}: backlog drain (rows/s, per round)"] = _spread(drain[side])
+        f[f"{side}: backlog drain, both enabled together (rows/s, median)"] = med(drain[side])
+        f[f"{side}: backlog drain, both enabled together (rows/s, per round)"] = _spread(drain[side])
+    for side in SIDES:
+        f[f"{side}: backlog drain, alone (rows/s, median)"] = med(m.drain_alone[side])
+        f[f"{side}: backlog drain, alone (rows/s, per round)"] = _spread(m.drain_alone[side])
     for side in SIDES:
         f[f"{side}: lag p50 (s, median of rounds)"] = med(x[0] for x in lag[side])
         f[f"{side}: lag p99 (s, median of rounds)"] = med(x[1] for x in lag[side])
@@ -387,13 +447,26 @@ def _result(sz: Sizes, m: Measured, load_before: str) -> dict:
         for kind in KINDS:
             values = [c[kind] for c in cpu[side]]
             if med(values) >= 0.05:
-                f[f"{side}: CPU s per million rows drained: {kind} (median)"] = med(values)
-        f[f"{side}: CPU s per million rows drained: all kinds (median)"] = med(sum(c.values()) for c in cpu[side])
+                f[f"{side}: {CPU_ALONE}{kind} (median)"] = med(values)
+        f[f"{side}: {CPU_ALONE}all kinds (median)"] = med(sum(c.values()) for c in cpu[side])
+    for kind in KINDS:
+        values = [c[kind] for c in m.cpu_together]
+        if med(values) >= 0.05:
+            f[f"both together: CPU s per million rows drained (both tables): {kind} (median)"] = med(values)
+    cores = os.cpu_count() or 1
+    for side in SIDES:
+        peer_rs = med(c[KINDS[1]] for c in cpu[side])
+        f[f"{side}: drain ceiling if the peer's region servers had all {cores} cores (rows/s)"] = (
+            cores * 1e6 / peer_rs if peer_rs else float("inf")
+        )
     f.update(m.profile)
     native_lag = f[f"{NATIVE_PEER}: lag p99 (s, median of rounds)"]
     hbrep_lag = f[f"{HBREP_PEER}: lag p99 (s, median of rounds)"]
     ratios = {
-        "hbrep / native: backlog drain rows/s (target >= 1.5)": _ratio(med(drain[HBREP_PEER]), med(drain[NATIVE_PEER])),
+        f"hbrep / native: {DRAIN_TOGETHER} (target >= 1.5)": _ratio(med(drain[HBREP_PEER]), med(drain[NATIVE_PEER])),
+        f"hbrep / native: {DRAIN_ALONE} (target >= 1.5)": _ratio(
+            med(m.drain_alone[HBREP_PEER]), med(m.drain_alone[NATIVE_PEER])
+        ),
         "hbrep / native: lag p99 under steady load (target <= 2)": _ratio(hbrep_lag, native_lag),
         "hbrep / native: catch-up time after the outage (target <= 1)": _ratio(
             med(catchup[HBREP_PEER]), med(catchup[NATIVE_PEER])
@@ -423,14 +496,19 @@ def _result(sz: Sizes, m: Measured, load_before: str) -> dict:
             "(the round's 16 GB of rows per cluster did not fit this machine's disk otherwise); WALs uncompressed. "
             "Each table is one region (created unsplit, rows written in key order), so each table's writes land "
             "on one region server of A and of B at a time.",
-            "Backlog drain: both tables' backlog written while neither side ships; then each side is started "
-            "alone, the round's first side alternating, and timed from its start (native: from the return of "
-            "enable_replication_peer, HBase's Admin call; hbrep: from the REST call that unpauses and triggers "
-            "the ship DAG, so the scheduler's start of the run counts) to its last row on B; the first "
-            "side stays running (idle) while the second drains, so its idle processes count in the second "
-            "side's CPU. CPU: user+system seconds of this bench's process trees only (psutil), by kind, over each "
-            "side's drain, per million rows drained.",
-            "Load: 10% of the slower side's solo drain rate of the round into each table (the issue asks 50%): "
+            "Backlog drain, both together (the issue's figure and ratio): both tables' backlog written while "
+            "neither side ships, then both started at once (the two calls in threads, the round's first side's "
+            "first), each side timed from its own start (native: from the return of enable_replication_peer, "
+            "HBase's Admin call; hbrep: from the REST call that unpauses and triggers the ship DAG, so the "
+            "scheduler's start of the run counts) to its last row on B; the two share the cores, the source's and "
+            "the peer's region servers. CPU over that stretch is given per million rows of both tables, not split "
+            "by side. Backlog drain, alone: a second backlog, each side started alone, the round's first side "
+            "alternating; the first side stays running (idle) while the second drains, so its idle processes "
+            "count in the second side's CPU. CPU per side ('drained alone'): user+system seconds of this bench's "
+            "process trees only (psutil), by kind, over that side's solo drain, per million rows drained. Drain "
+            "ceiling: the machine's cores over the peer region servers' CPU per row alone (HBase's "
+            "ReplicationSink on B, the same code for both sides), the rows/s no shipper passes on this machine.",
+            "Load: 10% of the slower side's drain rate alone of the round into each table (the issue asks 50%): "
             "at 50% and at 25% into each table both sides' lag grew for the whole 10 minutes on this machine "
             "(native p50 152 s and 40 s, hbrep 243 s and 118 s; runs at b45660f and 22de7c5, stopped there). "
             "Lag: one probe for both sides writes a stamped row into each table of A every second and polls B "
@@ -438,8 +516,8 @@ def _result(sz: Sizes, m: Measured, load_before: str) -> dict:
             f"(SIGTERM) for the outage while the load goes on, then started; the time from their start until a "
             f"probe written after it is seen within {LAG_UNDER_S:g} s.",
             "Profile: py-spy over hbrep's Python processes (the Airflow scheduler with its task processes, Spark's "
-            "Python workers) during hbrep's drain of the first round; 'profile:' figures are shares of its samples "
-            "(idle threads left out), by leaf function and by innermost hbrep module.",
+            "Python workers) during hbrep's drain alone of the first round; 'profile:' figures are shares of its "
+            "samples (idle threads left out), by leaf function and by innermost hbrep module.",
             *(["Stopped early: " + "; ".join(m.failures)] if m.failures else []),
         ],
     }

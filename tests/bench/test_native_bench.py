@@ -31,9 +31,11 @@ def test_sizes_are_the_issue_s_unless_quick_or_the_environment_says_otherwise():
 def _synthetic_result(sizes: bench.Sizes, failures: list[str] | None = None) -> dict:
     m = bench.Measured(
         drain={"native": [10_000.0, 12_000.0, 11_000.0], "hbrep": [4_000.0, 5_000.0, 6_000.0]},
+        drain_alone={"native": [20_000.0, 22_000.0, 21_000.0], "hbrep": [7_000.0, 9_000.0, 8_000.0]},
         lag={"native": [(0.3, 0.9, 1.2)] * 3, "hbrep": [(2.0, 6.0, 9.0)] * 3},
         catchup={"native": [20.0, 30.0, 25.0], "hbrep": [10.0, 12.0, 11.0]},
         cpu={side: [{k: (i + 1) * 10.0 for i, k in enumerate(KINDS)}] * 3 for side in bench.SIDES},
+        cpu_together=[{k: 5.0 for k in KINDS}] * 3,
         ingest=[9_000.0] * 3,
         asked=[2_000.0] * 3,
         achieved=[1_900.0] * 3,
@@ -52,9 +54,15 @@ def _synthetic_result(sizes: bench.Sizes, failures: list[str] | None = None) -> 
 def test_the_result_has_medians_spreads_ratios_and_says_when_it_is_not_the_full_size():
     result = _synthetic_result(bench.Sizes(20_000, 1, 1, 3))
     f, ratios = result["figures"], result["ratios"]
-    assert f["native: backlog drain (rows/s, median)"] == 11_000.0
-    assert f["hbrep: backlog drain (rows/s, per round)"] == "4,000 / 5,000 / 6,000"
-    assert ratios["hbrep / native: backlog drain rows/s (target >= 1.5)"] == pytest.approx(5_000 / 11_000)
+    assert f["native: backlog drain, both enabled together (rows/s, median)"] == 11_000.0
+    assert f["hbrep: backlog drain, both enabled together (rows/s, per round)"] == "4,000 / 5,000 / 6,000"
+    assert f["hbrep: backlog drain, alone (rows/s, median)"] == 8_000.0
+    together = "hbrep / native: backlog drain rows/s, both enabled together (target >= 1.5)"
+    assert ratios[together] == pytest.approx(5_000 / 11_000)
+    assert ratios["hbrep / native: backlog drain rows/s, each alone (target >= 1.5)"] == pytest.approx(8 / 21)
+    cores = os.cpu_count() or 1  # the peer region servers' CPU per million rows alone is KINDS[1]'s, 20 here
+    assert f[f"hbrep: drain ceiling if the peer's region servers had all {cores} cores (rows/s)"] == cores * 1e6 / 20
+    assert f[f"both together: CPU s per million rows drained (both tables): {KINDS[0]} (median)"] == 5.0
     assert ratios["hbrep / native: lag p99 under steady load (target <= 2)"] == pytest.approx(6.0 / 0.9)
     assert ratios["hbrep / native: catch-up time after the outage (target <= 1)"] == pytest.approx(11 / 25)
     assert "NOT the full size" in result["title"] and "BENCH_NATIVE_ROWS=20000" in result["command"]
@@ -69,11 +77,14 @@ def test_the_targets_table_says_which_goals_were_missed_by_how_much_quoting_cpu_
     result = _synthetic_result(bench.Sizes(20_000, 1, 1, 3))
     (tmp_path / "native_vs_hbrep.json").write_text(json.dumps({"name": "native_vs_hbrep", **result}))
     rows = [line for line in registry._targets_table(tmp_path) if "real HBase -> real HBase" in line]
-    drain, lag, catchup = rows
+    drain, drain_alone, lag, catchup = rows
     assert f"missed by {1.5 / (5_000 / 11_000):.1f}x" in drain
+    assert f"missed by {1.5 / (8_000 / 21_000):.1f}x" in drain_alone
+    ceiling = (os.cpu_count() or 1) * 1e6 / 20
+    assert f"cap any shipper at {ceiling:,.0f} rows/s on {os.cpu_count() or 1} cores, {ceiling / 11_000:.1f}x" in drain
     assert "most samples in decode (reader.py) 40%, append (metrics.py) 2%" in drain  # largest share first
     assert "by hbrep module replication/wal/reader.py 50%, replication/source/metrics.py 2%" in drain
-    assert "hbrep 280 CPU s per million rows drained" in drain
+    assert "hbrep 280 CPU s per million rows drained alone" in drain
     assert f"missed by {(6.0 / 0.9) / 2:.1f}x" in lag
     assert catchup.endswith("| met |")
 
