@@ -37,6 +37,7 @@ from replication.wal.names import order_wals
 from replication.wal.reader import open_wal
 from replication.zk.acl import zk_access
 from replication.zk.cluster_key import ClusterKey
+from replication.zk.cluster_registration import LiveServerStorage
 from replication.zk.dead_server_storage import DeadServerStorage
 from replication.zk.errors import QueueStorageError
 from replication.zk.layout import ZNodePaths, is_replicator
@@ -96,7 +97,7 @@ def replication_status(zk: KazooClient, key: ClusterKey, conf: Config, now_ms: i
     source = open_source(zk, key, conf)
     peers_storage = ReplicationPeerStorage(zk, source.paths)
     snapshot = ReplicationQueueStorage(zk, source.paths).snapshot()
-    live = set(zk.get_children(source.paths.rs)) if zk.exists(source.paths.rs) else set()
+    live = set(LiveServerStorage(zk, source.paths).live())
     stored = MetricsStore(source.fs, source.root).load()
     configs: dict[str, tuple[ReplicationPeerConfig, bool]] = {}
     for peer_id in peers_storage.list_peer_ids():

@@ -58,6 +58,7 @@ from replication.tables.descriptors import TableDescriptor, TableRegistry
 from replication.tables.semantics import LATEST_TIMESTAMP
 from replication.zk.client import connected, zk_options
 from replication.zk.cluster_key import ClusterKey
+from replication.zk.cluster_registration import LiveServerStorage
 from replication.zk.layout import ZNodePaths
 from replication.zk.lease import ShipLease
 from replication.zk.peer_storage import ReplicationPeerConfig, ReplicationPeerStorage, check_peer_id
@@ -186,7 +187,7 @@ def _wait_for_helper_queues(zk: KazooClient, source: SourceCluster, helper: str,
     queues = ReplicationQueueStorage(zk, source.paths)
     deadline = time.monotonic() + timeout_s
     while True:
-        live = zk.get_children(source.paths.rs) if zk.exists(source.paths.rs) else []
+        live = LiveServerStorage(zk, source.paths).live()
         missing = [s for s in live if helper not in queues.get_all_queues(s)]
         if not missing:
             return

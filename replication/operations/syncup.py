@@ -27,6 +27,7 @@ from replication.source.cycle import run_cycle
 from replication.source.job_runner import ShipJobRunner
 from replication.zk.claim import claim_queues
 from replication.zk.cluster_key import ClusterKey
+from replication.zk.cluster_registration import LiveServerStorage
 from replication.zk.peer_storage import ReplicationPeerStorage
 from replication.zk.queue_info import live_server_names
 from replication.zk.queue_storage import ReplicationQueueStorage
@@ -61,7 +62,7 @@ def syncup(zk: KazooClient, key: ClusterKey, conf: Config, runner: ShipJobRunner
     fails to ship (its positions stay: run syncup again)."""
     source = open_source(zk, key, conf)
     paths = source.paths
-    live = live_server_names(sorted(zk.get_children(paths.rs))) if zk.exists(paths.rs) else []
+    live = live_server_names(LiveServerStorage(zk, paths).live())
     if live:
         raise SyncUpRefused(
             f"{len(live)} region server(s) of {key} alive ({', '.join(live[:3])}): syncup is for a source none of "

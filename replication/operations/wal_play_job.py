@@ -34,6 +34,7 @@ from replication.wal.reader import open_wal
 from replication.zk.client import connected, zk_options
 from replication.zk.cluster_id import ClusterIdNotFound, read_cluster_id
 from replication.zk.cluster_key import ClusterKey
+from replication.zk.cluster_registration import LiveServerStorage
 from replication.zk.layout import ZNodePaths
 from replication.zk.queue_info import live_server_names
 
@@ -50,7 +51,7 @@ def resolve_target(key: ClusterKey, conf: Config) -> PeerTask:
             protocol = detect_protocol(zk, key.znode_parent)
             cluster_id = str(read_cluster_id(zk, paths))
             root = read_cluster_info(zk, paths).root if protocol != HBASE else None
-            sinks = live_server_names(sorted(zk.get_children(paths.rs))) if zk.exists(paths.rs) else []
+            sinks = live_server_names(LiveServerStorage(zk, paths).live())
     except (ClusterIdNotFound, NoClusterInfo):
         raise WalPlayError(f"no cluster at {key} (no cluster id under {key.znode_parent})") from None
     if not sinks:

@@ -34,6 +34,7 @@ from replication.wal.names import wal_group_id, wal_start_timestamp
 from replication.zk.client import connected, zk_options
 from replication.zk.cluster_id import read_cluster_id
 from replication.zk.cluster_key import ClusterKey
+from replication.zk.cluster_registration import LiveServerStorage
 from replication.zk.layout import ZNodePaths
 from replication.zk.peer_storage import ReplicationPeerStorage
 from replication.zk.queue_info import ReplicationQueueInfo, live_server_names
@@ -110,8 +111,7 @@ def read_peer(
             task.peer_cluster_id = str(read_cluster_id(peer_zk, peer_paths))
             if task.protocol == HBREP:
                 task.peer_root = read_cluster_info(peer_zk, peer_paths).root
-            live = sorted(peer_zk.get_children(peer_paths.rs)) if peer_zk.exists(peer_paths.rs) else []
-            task.sinks = live_server_names(live)
+            task.sinks = live_server_names(LiveServerStorage(peer_zk, peer_paths).live())
     except Exception as exc:
         LOG.warning("Peer %s (%s) cannot be read: %s", peer_id, key, exc)
     return task
@@ -174,7 +174,7 @@ def build_manifest(
             ReplicationQueueStorage(zk, source.paths), source.fs, source.root, conf, journaled=not source.is_real_hbase
         ).snapshot
     snapshot = queue_snapshot
-    live = set(zk.get_children(source.paths.rs)) if zk.exists(source.paths.rs) else set()
+    live = set(LiveServerStorage(zk, source.paths).live())
     locator = WalLocator(source.fs, source.root)
     queues: list[QueueTask] = []
     for state in snapshot.queues():

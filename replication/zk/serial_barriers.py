@@ -31,6 +31,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError, NoNodeError
 
 from replication.wal.names import is_wal_name, server_of_wal
+from replication.zk.cluster_registration import LiveServerStorage
 from replication.zk.layout import ZNodePaths
 
 SERIAL = "serial"
@@ -122,7 +123,7 @@ def forget_gone_servers(zk: KazooClient, paths: ZNodePaths, queued_wals: set[str
     of theirs can wait or be waited for any more. Returns the servers dropped."""
     try:
         servers = zk.get_children(barriers_path(paths))
-        live = set(zk.get_children(paths.rs)) if zk.exists(paths.rs) else set()
+        live = set(LiveServerStorage(zk, paths).live())
     except NoNodeError:
         return []
     holding = {server_of_wal(w) for w in queued_wals if is_wal_name(w)}
