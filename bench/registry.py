@@ -307,10 +307,34 @@ def _prefixed(f: dict, prefix: str) -> list[tuple[str, float]]:
     return [(k.removeprefix(prefix), v) for k, v in f.items() if k.startswith(prefix)]
 
 
+def _native_cpu_bound(f: dict) -> list[str]:
+    """The CPU arithmetic behind a missed drain goal of native_vs_hbrep, from the run's own figures: how busy
+    the cores were while both drained together, and what CPU per row a 1.5x drain would need beside what the
+    peer's region servers (HBase's ReplicationSink, the same code for both sides) spend on hbrep's rows."""
+    parts = []
+    together = sum(v for _, v in _prefixed(f, "both together: CPU s per million rows drained (both tables): "))
+    rates = [f.get(f"{side}: backlog drain, both enabled together (rows/s, median)") for side in ("hbrep", "native")]
+    cores = next((name.split(" cores")[0] for name, _ in _prefixed(f, "hbrep: drain ceiling if the peer's region "
+                  "servers had all ")), "")  # fmt: skip
+    if together and all(rates):
+        busy = together * sum(rates) / 1e6
+        parts.append(f"while both drained together the bench's processes used {busy:.1f} of the machine's "
+                     f"{cores or '?'} cores ({together:,.0f} CPU s per million rows of both tables)")  # fmt: skip
+    native = f.get("native: CPU s per million rows drained alone: all kinds (median)")
+    peer = f.get("hbrep: CPU s per million rows drained alone: peer region servers (median)")
+    if native and peer:
+        parts.append(
+            f"with equal shares of the cores, 1.5x native's drain needs hbrep at {native / 1.5:,.0f} CPU s per "
+            f"million rows or less (native's {native:,.0f} / 1.5), and the peer's region servers alone spend "
+            f"{peer:,.0f} on hbrep's rows (HBase's ReplicationSink, the same code for both sides)"
+        )
+    return parts
+
+
 def _native_bound(f: dict) -> str:
     """What bounds hbrep against HBase's native replication in a native_vs_hbrep run: each side's CPU per
-    million rows drained alone by process kind, the ceiling the peer's region servers set on any shipper, and
-    the py-spy profile of hbrep's drain (shares of its samples)."""
+    million rows drained alone by process kind, the CPU arithmetic of :func:`_native_cpu_bound`, and the py-spy
+    profile of hbrep's drain (shares of its samples)."""
     parts = []
     for side in ("hbrep", "native"):
         prefix = f"{side}: CPU s per million rows drained alone: "
@@ -320,15 +344,7 @@ def _native_bound(f: dict) -> str:
         if total is not None:
             parts.append(f"{side} {total:,.0f} CPU s per million rows drained alone (" + ", ".join(
                 f"{name} {v:,.0f}" for name, v in kinds[:4]) + ")")  # fmt: skip
-    ceiling = _prefixed(f, "hbrep: drain ceiling if the peer's region servers had all ")
-    native = f.get("native: backlog drain, both enabled together (rows/s, median)")
-    if ceiling and native:
-        cores_text, rows = ceiling[0]
-        parts.append(
-            f"the peer's region servers (HBase's ReplicationSink, the same for both sides) alone would cap any "
-            f"shipper at {rows:,.0f} rows/s on {cores_text.split(' cores')[0]} cores, {rows / native:.1f}x "
-            "native's drain together"
-        )
+    parts += _native_cpu_bound(f)
     functions = sorted(_prefixed(f, "profile: self time: "), key=lambda kv: -kv[1])  # the largest shares first
     modules = sorted(_prefixed(f, "profile: module: "), key=lambda kv: -kv[1])
     if functions:

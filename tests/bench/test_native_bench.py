@@ -80,8 +80,12 @@ def test_the_targets_table_says_which_goals_were_missed_by_how_much_quoting_cpu_
     drain, drain_alone, lag, catchup = rows
     assert f"missed by {1.5 / (5_000 / 11_000):.1f}x" in drain
     assert f"missed by {1.5 / (8_000 / 21_000):.1f}x" in drain_alone
-    ceiling = (os.cpu_count() or 1) * 1e6 / 20
-    assert f"cap any shipper at {ceiling:,.0f} rows/s on {os.cpu_count() or 1} cores, {ceiling / 11_000:.1f}x" in drain
+    # CPU per million rows by kind 10, 20, ... (KINDS' order): all kinds 280 per side, peer region servers 20;
+    # together 5 per kind over both sides' drains of 5,000 + 11,000 rows/s
+    busy = 5.0 * len(KINDS) * 16_000 / 1e6
+    assert f"used {busy:.1f} of the machine's {os.cpu_count() or 1} cores" in drain
+    assert "needs hbrep at 187 CPU s per million rows or less (native's 280 / 1.5)" in drain
+    assert "the peer's region servers alone spend 20 on hbrep's rows" in drain
     assert "most samples in decode (reader.py) 40%, append (metrics.py) 2%" in drain  # largest share first
     assert "by hbrep module replication/wal/reader.py 50%, replication/source/metrics.py 2%" in drain
     assert "hbrep 280 CPU s per million rows drained alone" in drain
