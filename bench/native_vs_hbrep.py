@@ -147,29 +147,20 @@ def _stop_both(pair: NativePair, timeout: float) -> None:
         time.sleep(2)
 
 
-def _wait_row(pair: NativePair, side: str, row: bytes, timeout: float) -> float:
-    """Epoch seconds when ``row`` is first seen in ``side``'s table on B (TimeoutError after ``timeout``)."""
-    deadline = time.monotonic() + timeout
-    while not has_row(pair.peer, TABLE_OF[side], row):
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{side}: row {row!r} not on B within {timeout:.0f}s")
-        time.sleep(0.2)
-    return time.time()
-
-
-def _wait_rows(pair: NativePair, row: bytes, timeout: float) -> dict[str, float]:
-    """Epoch seconds when ``row`` is first seen in each side's table on B (TimeoutError after ``timeout``)."""
+def _wait_rows(pair: NativePair, row: bytes, timeout: float, sides: tuple[str, ...] = SIDES) -> dict[str, float]:
+    """Epoch seconds when ``row`` is first seen in each of ``sides``' tables on B (TimeoutError after ``timeout``)."""
     deadline = time.monotonic() + timeout
     seen: dict[str, float] = {}
-    while len(seen) < len(SIDES):
-        for side in SIDES:
+    while True:
+        for side in sides:
             if side not in seen and has_row(pair.peer, TABLE_OF[side], row):
                 seen[side] = time.time()
+        if len(seen) == len(sides):
+            return seen
         if time.monotonic() > deadline:
-            missing = sorted(set(SIDES) - set(seen))
+            missing = sorted(set(sides) - set(seen))
             raise TimeoutError(f"{', '.join(missing)}: row {row!r} not on B within {timeout:.0f}s")
         time.sleep(0.2)
-    return seen
 
 
 def _roots(pair: NativePair, spark_pid: int) -> dict[int, str]:
@@ -298,7 +289,7 @@ class Rounds:
             _start(self.pair, side)
             if side == NATIVE_PEER:  # from enable_replication_peer's return: the tool JVM's start left out
                 t0 = time.time()
-            t1 = _wait_row(self.pair, side, last, timeout=max(600.0, self.sz.rows / 20))
+            t1 = _wait_rows(self.pair, last, timeout=max(600.0, self.sz.rows / 20), sides=(side,))[side]
             if spy:
                 profile_stop(spy)
                 self.m.profile = profile_summary(self.state / "profile")
@@ -325,7 +316,7 @@ class Rounds:
         if load.error or probe.error:
             raise RuntimeError(load.error or probe.error)
         for side in SIDES:
-            _wait_row(self.pair, side, row_key(first_row + load.written - 1), timeout=600)
+            _wait_rows(self.pair, row_key(first_row + load.written - 1), timeout=600, sides=(side,))
 
     def _steady(self, r: int, probe: LagProbe, load: PacedLoad, rate: float) -> None:
         s0 = time.time()
