@@ -24,8 +24,9 @@ def test_sizes_are_the_issue_s_unless_quick_or_the_environment_says_otherwise():
     env = {"BENCH_NATIVE_ROWS": "100000", "BENCH_NATIVE_STEADY_MIN": "2", "BENCH_NATIVE_OUTAGE_MIN": "1.5"}
     assert bench.sizes(False, env) == bench.Sizes(100_000, 2, 1.5, 3)
     assert bench.sizes(False, env).label() == (
-        "100,000 rows of 1 KB, 2-minute steady load, 1.5-minute peer outage, 3 rounds"
+        "100,000 rows of 1 KB, 2-minute steady load, 1.5-minute peer outage, 3 rounds, 3-minute light load"
     )
+    assert bench.sizes(False, {"BENCH_NATIVE_LIGHT_MIN": "5"}).light_min == 5
 
 
 def _synthetic_result(sizes: bench.Sizes, failures: list[str] | None = None) -> dict:
@@ -33,6 +34,8 @@ def _synthetic_result(sizes: bench.Sizes, failures: list[str] | None = None) -> 
         drain={"native": [10_000.0, 12_000.0, 11_000.0], "hbrep": [4_000.0, 5_000.0, 6_000.0]},
         drain_alone={"native": [20_000.0, 22_000.0, 21_000.0], "hbrep": [7_000.0, 9_000.0, 8_000.0]},
         lag={"native": [(0.3, 0.9, 1.2)] * 3, "hbrep": [(2.0, 6.0, 9.0)] * 3},
+        lag_edges={"native": [(0.5, 40.0)] * 3, "hbrep": [(1.0, 60.0)] * 3},
+        lag_light={"native": [(0.3, 1.0, 1.2)] * 3, "hbrep": [(0.2, 0.5, 0.9)] * 3},
         catchup={"native": [20.0, 30.0, 25.0], "hbrep": [10.0, 12.0, 11.0]},
         cpu={side: [{k: (i + 1) * 10.0 for i, k in enumerate(KINDS)}] * 3 for side in bench.SIDES},
         cpu_together=[{k: 5.0 for k in KINDS}] * 3,
@@ -63,7 +66,9 @@ def test_the_result_has_medians_spreads_ratios_and_says_when_it_is_not_the_full_
     cores = os.cpu_count() or 1  # the peer region servers' CPU per million rows alone is KINDS[1]'s, 20 here
     assert f[f"hbrep: drain ceiling if the peer's region servers had all {cores} cores (rows/s)"] == cores * 1e6 / 20
     assert f[f"both together: CPU s per million rows drained (both tables): {KINDS[0]} (median)"] == 5.0
-    assert ratios["hbrep / native: lag p99 under steady load (target <= 2)"] == pytest.approx(6.0 / 0.9)
+    assert ratios[f"hbrep / native: {bench.LAG_STEADY} (target <= 2)"] == pytest.approx(6.0 / 0.9)
+    assert ratios[f"hbrep / native: {bench.LAG_LIGHT} (target <= 2)"] == pytest.approx(0.5)
+    assert f["hbrep: lag p50 in the 50% load's first / last minute (s, per round)"] == ", ".join(["1.0 / 60.0"] * 3)
     assert ratios["hbrep / native: catch-up time after the outage (target <= 1)"] == pytest.approx(11 / 25)
     assert "NOT the full size" in result["title"] and "BENCH_NATIVE_ROWS=20000" in result["command"]
     assert not any(note.startswith("Stopped early") for note in result["notes"])
@@ -77,7 +82,7 @@ def test_the_targets_table_says_which_goals_were_missed_by_how_much_quoting_cpu_
     result = _synthetic_result(bench.Sizes(20_000, 1, 1, 3))
     (tmp_path / "native_vs_hbrep.json").write_text(json.dumps({"name": "native_vs_hbrep", **result}))
     rows = [line for line in registry._targets_table(tmp_path) if "real HBase -> real HBase" in line]
-    drain, drain_alone, lag, catchup = rows
+    drain, drain_alone, lag, lag_light, catchup = rows
     assert f"missed by {1.5 / (5_000 / 11_000):.1f}x" in drain
     assert f"missed by {1.5 / (8_000 / 21_000):.1f}x" in drain_alone
     # CPU per million rows by kind 10, 20, ... (KINDS' order): all kinds 280 per side, peer region servers 20;
@@ -90,7 +95,7 @@ def test_the_targets_table_says_which_goals_were_missed_by_how_much_quoting_cpu_
     assert "by hbrep module replication/wal/reader.py 50%, replication/source/metrics.py 2%" in drain
     assert "hbrep 280 CPU s per million rows drained alone" in drain
     assert f"missed by {(6.0 / 0.9) / 2:.1f}x" in lag
-    assert catchup.endswith("| met |")
+    assert lag_light.endswith("| met |") and catchup.endswith("| met |")
 
 
 def test_py_spy_records_a_real_process_and_the_summary_names_its_function(tmp_path):
