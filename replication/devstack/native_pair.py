@@ -141,13 +141,15 @@ def native_pair(
     tag: str = "native",
     compression: str = "",
     extra_site: Mapping[str, str] | None = None,
+    peer_site: Mapping[str, str] | None = None,
 ) -> Iterator[NativePair]:
     """Start A and B (``regionservers`` each) on the ZooKeeper at ``zk_port`` (parents ``/<tag>-a``,
     ``/<tag>-b``), both tables on both, and Airflow (scheduler, DAG processor, triggerer, API server on
     ``api_port``) whose ship DAG runs windows of ``window_ms`` on the Spark Connect server at
     ``spark_connect_port`` on ``schedule``, DAGs paused. Airflow boots while the clusters start.
     ``compression`` (an HBase algorithm, e.g. GZ) compresses both tables' store files on both clusters;
-    ``extra_site`` goes into both clusters' hbase-site.xml. Everything started is stopped on exit."""
+    ``extra_site`` goes into both clusters' hbase-site.xml, ``peer_site`` (over it) into B's only. Everything
+    started is stopped on exit."""
     interop_tools_classpath()
     source_key, peer_key = f"127.0.0.1:{zk_port}:/{tag}-a", f"127.0.0.1:{zk_port}:/{tag}-b"
     extra = {
@@ -169,14 +171,15 @@ def native_pair(
         source, peer = RealHBase(state / "hbase-a"), RealHBase(state / "hbase-b")
         stack.callback(stop_side_by_side, source, peer)
 
-        def start(cluster: RealHBase, key: str) -> None:
-            cluster.start(key, regionservers=regionservers, heap_mb=heap_mb, extra_site=extra_site)
+        def start(cluster: RealHBase, key: str, site: Mapping[str, str]) -> None:
+            cluster.start(key, regionservers=regionservers, heap_mb=heap_mb, extra_site=site)
             options = [f"compression={compression}"] if compression else []
             for table in (NATIVE_TABLE, HBREP_TABLE):
                 cluster.admin("create-table", table, "1", "f:1", *options)
 
         with ThreadPoolExecutor(2, thread_name_prefix="hbase-start") as starting:  # A and B side by side
-            started = [starting.submit(start, source, source_key), starting.submit(start, peer, peer_key)]
+            started = [starting.submit(start, source, source_key, dict(extra_site or {})),
+                       starting.submit(start, peer, peer_key, {**(extra_site or {}), **(peer_site or {})})]  # fmt: skip
         for future in started:
             future.result()
         try:
