@@ -46,6 +46,7 @@ import statistics
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -334,17 +335,19 @@ class Rounds:
         if probe.error:
             raise RuntimeError(probe.error)
 
-    def _paced(self, rate: float, first_row: int) -> PacedLoad:
-        """A paced load started at ``rate`` rows/s per table (about 20 batches a second)."""
+    @contextlib.contextmanager
+    def _paced(self, rate: float, first_row: int) -> Iterator[PacedLoad]:
+        """A paced load at ``rate`` rows/s per table (about 20 batches a second) for the block; after it, the
+        load stopped (raising its error, if any) and each side's table on B holding its last row. A block that
+        raises only stops the load."""
         load = PacedLoad(
             self.pair.source, list(TABLE_OF.values()), first_row, rate, VALUE, batch=max(50, int(rate / 20))
         )
         load.start()
-        return load
-
-    def _drained(self, load: PacedLoad, first_row: int) -> None:
-        """The load stopped (raising its error, if any) and each side's table on B holding its last row."""
-        load.stop()
+        try:
+            yield load
+        finally:
+            load.stop()
         if load.error:
             raise RuntimeError(load.error)
         for side in SIDES:
@@ -365,15 +368,10 @@ class Rounds:
     def _steady(self, r: int, probe: LagProbe, first_row: int) -> None:
         rate = LOAD_SHARE * min(self.m.drain[s][-1] for s in SIDES)
         self.m.asked.append(rate)
-        load = self._paced(rate, first_row)
-        s0 = time.time()
-        try:
+        with self._paced(rate, first_row) as load:  # both sides then ship what it left
+            s0 = time.time()
             time.sleep(self.sz.steady_min * 60)
-        except BaseException:
-            load.stop()
-            raise
-        s1 = time.time()
-        self._drained(load, first_row)  # stops the load, then both sides ship what it left
+            s1 = time.time()
         self.m.achieved.append(load.written / (s1 - s0))
         lags = self._lag_figures(probe, s0, s1, wait=300)
         minute = min(60.0, (s1 - s0) / 2)
@@ -387,8 +385,7 @@ class Rounds:
     def _light_and_outage(self, r: int, probe: LagProbe, first_row: int) -> None:
         rate = LIGHT_SHARE * min(self.m.drain_alone[s][-1] for s in SIDES)
         self.m.asked_light.append(rate)
-        load = self._paced(rate, first_row)
-        try:
+        with self._paced(rate, first_row) as load:
             s0 = time.time()
             time.sleep(self.sz.light_min * 60)
             s1 = time.time()
@@ -398,10 +395,6 @@ class Rounds:
                 self.m.lag_light[side].append(lags[side])
                 _say(f"round {r + 1}: {side} lag p50/p99/max {lags[side]} s at {rate:,.0f} rows/s (light)")
             self._outage(r, probe)
-        except BaseException:
-            load.stop()
-            raise
-        self._drained(load, first_row)
 
     def _outage(self, r: int, probe: LagProbe) -> None:
         _stop_peer_regionservers(self.pair)
@@ -498,20 +491,18 @@ def _result(sz: Sizes, m: Measured, load_before: str) -> dict:
     for side in SIDES:
         f[f"{side}: backlog drain, alone (rows/s, median)"] = med(m.drain_alone[side])
         f[f"{side}: backlog drain, alone (rows/s, per round)"] = _spread(m.drain_alone[side])
+    for load, lags in (("50%", lag), ("light", m.lag_light)):
+        for side in SIDES:
+            f[f"{side}: lag p50 under the {load} load (s, median of rounds)"] = med(x[0] for x in lags[side])
+            f[f"{side}: lag p99 under the {load} load (s, median of rounds)"] = med(x[1] for x in lags[side])
+            f[f"{side}: lag max under the {load} load (s, max of rounds)"] = max(
+                (x[2] for x in lags[side]), default=NAN
+            )
+            f[f"{side}: lag p99 under the {load} load (s, per round)"] = _spread([x[1] for x in lags[side]], "{:.2f}")
     for side in SIDES:
-        f[f"{side}: lag p50 under the 50% load (s, median of rounds)"] = med(x[0] for x in lag[side])
-        f[f"{side}: lag p99 under the 50% load (s, median of rounds)"] = med(x[1] for x in lag[side])
-        f[f"{side}: lag max under the 50% load (s, max of rounds)"] = max((x[2] for x in lag[side]), default=NAN)
-        f[f"{side}: lag p99 under the 50% load (s, per round)"] = _spread([x[1] for x in lag[side]], "{:.2f}")
         f[f"{side}: lag p50 in the 50% load's first / last minute (s, per round)"] = ", ".join(
             _spread(list(edge), "{:.1f}") for edge in m.lag_edges[side]
         )
-    for side in SIDES:
-        light = m.lag_light[side]
-        f[f"{side}: lag p50 under the light load (s, median of rounds)"] = med(x[0] for x in light)
-        f[f"{side}: lag p99 under the light load (s, median of rounds)"] = med(x[1] for x in light)
-        f[f"{side}: lag max under the light load (s, max of rounds)"] = max((x[2] for x in light), default=NAN)
-        f[f"{side}: lag p99 under the light load (s, per round)"] = _spread([x[1] for x in light], "{:.2f}")
     for side in SIDES:
         f[f"{side}: probes written under either load never seen on B"] = unseen[side]
     for side in SIDES:
