@@ -546,7 +546,10 @@ def _result(sz: Sizes, m: Measured, load_before: str) -> dict:
         command += (
             f" BENCH_NATIVE_ROWS={sz.rows} BENCH_NATIVE_STEADY_MIN={sz.steady_min:g}"
             f" BENCH_NATIVE_OUTAGE_MIN={sz.outage_min:g} BENCH_NATIVE_ROUNDS={sz.rounds}"
+            f" BENCH_NATIVE_LIGHT_MIN={sz.light_min:g}"
         )
+    if os.environ.get("BENCH_NATIVE_BUDGET_MIN"):
+        command += f" BENCH_NATIVE_BUDGET_MIN={os.environ['BENCH_NATIVE_BUDGET_MIN']}"
     return {
         "title": f"Real HBase → real HBase at scale, through the scheduler: HBase's native replication vs hbrep "
         f"({ran.label()}{'' if full else '; NOT the full size of 1,000,000 rows, 10 + 10 minutes'})",

@@ -54,7 +54,8 @@ def _synthetic_result(sizes: bench.Sizes, failures: list[str] | None = None) -> 
     return bench._result(sizes, m, "load")
 
 
-def test_the_result_has_medians_spreads_ratios_and_says_when_it_is_not_the_full_size():
+def test_the_result_has_medians_spreads_ratios_and_says_when_it_is_not_the_full_size(monkeypatch):
+    monkeypatch.delenv("BENCH_NATIVE_BUDGET_MIN", raising=False)
     result = _synthetic_result(bench.Sizes(20_000, 1, 1, 3))
     f, ratios = result["figures"], result["ratios"]
     assert f["native: backlog drain, both enabled together (rows/s, median)"] == 11_000.0
@@ -71,11 +72,14 @@ def test_the_result_has_medians_spreads_ratios_and_says_when_it_is_not_the_full_
     assert f["hbrep: lag p50 in the 50% load's first / last minute (s, per round)"] == ", ".join(["1.0 / 60.0"] * 3)
     assert ratios["hbrep / native: catch-up time after the outage (target <= 1)"] == pytest.approx(11 / 25)
     assert "NOT the full size" in result["title"] and "BENCH_NATIVE_ROWS=20000" in result["command"]
+    assert "BENCH_NATIVE_LIGHT_MIN=3" in result["command"]
     assert not any(note.startswith("Stopped early") for note in result["notes"])
     stopped = _synthetic_result(bench.FULL, ["round 3: TimeoutError: native: row not on B"])
     assert stopped["notes"][-1] == "Stopped early: round 3: TimeoutError: native: row not on B"
     full = _synthetic_result(bench.FULL)
     assert "NOT the full size" not in full["title"] and full["command"] == "make bench ONLY=native_vs_hbrep"
+    monkeypatch.setenv("BENCH_NATIVE_BUDGET_MIN", "70")  # a run the budget may cut says so in its command
+    assert _synthetic_result(bench.FULL)["command"] == "make bench ONLY=native_vs_hbrep BENCH_NATIVE_BUDGET_MIN=70"
 
 
 def test_the_targets_table_says_which_goals_were_missed_by_how_much_quoting_cpu_and_profile(tmp_path):
