@@ -56,6 +56,7 @@ import psutil
 
 from bench._support import percentile
 from bench.native_probe import KINDS, KindSampler, LagProbe, PacedLoad, profile_start, profile_stop, profile_summary
+from replication.devstack.airflow_api import ACTIVE
 from replication.devstack.jvm import port_accepts
 from replication.devstack.native_pair import (
     HBREP_PEER,
@@ -155,17 +156,24 @@ def _stop_both(pair: NativePair, timeout: float) -> None:
     stops after its pass in flight; else it ends at its window's end)."""
     pair.source.admin("disable-peer", NATIVE_PEER)
     pair.pause_hbrep()
-    for run in pair.api.runs(SHIP_DAG):
-        if run["state"] not in ("success", "failed"):
-            # an operator's stop: the window's task is killed, its on_kill ends the window after its pass
-            with contextlib.suppress(Exception):
-                pair.api.call("PATCH", f"/dags/{SHIP_DAG}/dagRuns/{quote(run['dag_run_id'], safe='')}",
-                              json={"state": "failed"})  # fmt: skip
+    for run in pair.api.runs(SHIP_DAG, states=ACTIVE):
+        # an operator's stop: the window's task is killed, its on_kill ends the window after its pass
+        with contextlib.suppress(Exception):
+            pair.api.call("PATCH", f"/dags/{SHIP_DAG}/dagRuns/{quote(run['dag_run_id'], safe='')}",
+                          json={"state": "failed"})  # fmt: skip
     deadline = time.monotonic() + timeout
-    while any(r["state"] not in ("success", "failed") for r in pair.api.runs(SHIP_DAG)):
+    while pair.api.runs(SHIP_DAG, states=ACTIVE):
         if time.monotonic() > deadline:
             raise TimeoutError(f"ship DAG runs still active {timeout:.0f}s after the pause")
         time.sleep(2)
+
+
+def _not_shipped_yet(pair: NativePair, side: str, row: bytes) -> None:
+    """Raise when ``row`` (a backlog's last) is already in ``side``'s table on B before ``side`` was started: the
+    side went on shipping after its stop, and its drain time would be meaningless."""
+    if has_row(pair.peer, TABLE_OF[side], row):
+        raise RuntimeError(f"{side}: the backlog's last row {row!r} was on B before {side} was started "
+                           "(the side was still shipping after its stop)")  # fmt: skip
 
 
 def _wait_rows(pair: NativePair, row: bytes, timeout: float, sides: tuple[str, ...] = SIDES) -> dict[str, float]:
@@ -282,6 +290,8 @@ class Rounds:
 
     def _drain_together(self, r: int, order: list[str]) -> None:
         last = self._write_backlog(r, 2 * r * self.sz.rows, "first")
+        for side in SIDES:
+            _not_shipped_yet(self.pair, side, last)
         started: dict[str, float] = {}
 
         def start(side: str) -> None:
@@ -307,6 +317,7 @@ class Rounds:
     def _drain_alone(self, r: int, order: list[str]) -> None:
         last = self._write_backlog(r, (2 * r + 1) * self.sz.rows, "second")
         for side in order:
+            _not_shipped_yet(self.pair, side, last)  # the second side was stopped while the first drained
             profiled = side == HBREP_PEER and r == 0  # the round every run has (a budget may end it early)
             spy = profile_start(_python_roots(self.spark_pid, self.pair.airflow.proc.pid), self.state / "profile") \
                 if profiled else []  # fmt: skip

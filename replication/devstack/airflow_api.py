@@ -16,6 +16,7 @@ from urllib.parse import quote
 import httpx
 
 FINISHED = frozenset({"success", "failed"})
+ACTIVE = ("queued", "running")  # a run in either state may still start or run tasks
 
 
 class AirflowApiError(RuntimeError):
@@ -103,13 +104,24 @@ class AirflowApi:
         """One DAG run (``state``, ``run_type``, ``logical_date``, ``data_interval_start``/``end``, ``conf``)."""
         return self.call("GET", f"/dags/{_q(dag_id)}/dagRuns/{_q(run_id)}")
 
-    def runs(self, dag_id: str, *, run_type: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
-        """Runs of ``dag_id``, oldest logical date / run-after first; ``run_type`` filters (``scheduled``,
-        ``backfill``, ``manual``)."""
-        params: dict[str, Any] = {"limit": limit, "order_by": "run_after"}
+    def runs(
+        self, dag_id: str, *, run_type: str | None = None, states: Iterable[str] = (), page_size: int = 100
+    ) -> list[dict[str, Any]]:
+        """Every run of ``dag_id`` (all pages), oldest run-after first; ``run_type`` (``scheduled``, ``backfill``,
+        ``manual``, ``asset_triggered``) and ``states`` (``queued``, ``running``, ...) filter. The API answers at
+        most ``[api] maximum_page_limit`` runs (100) a call, so this reads page after page until the
+        ``total_entries`` it reports: a DAG that runs every minute has more than 100 runs within two hours."""
+        params: dict[str, Any] = {"limit": page_size, "order_by": "run_after"}
         if run_type:
             params["run_type"] = run_type
-        return list(self.call("GET", f"/dags/{_q(dag_id)}/dagRuns", params=params)["dag_runs"])
+        if states:
+            params["state"] = list(states)
+        runs: list[dict[str, Any]] = []
+        while True:
+            page = self.call("GET", f"/dags/{_q(dag_id)}/dagRuns", params={**params, "offset": len(runs)})
+            runs.extend(page["dag_runs"])
+            if not page["dag_runs"] or len(runs) >= int(page["total_entries"]):
+                return runs
 
     def wait_for_run(self, dag_id: str, run_id: str, timeout: float = 600.0) -> dict[str, Any]:
         """Wait until the run is ``success`` or ``failed``; returns it. AirflowApiError after ``timeout``."""

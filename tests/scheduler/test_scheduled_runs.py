@@ -151,6 +151,19 @@ def test_backfill_verifies_exactly_each_day_and_drift_fails_only_its_day(stack, 
             assert counters[("1", "t")]["BADROWS"] == 0
 
 
+def test_runs_reads_every_page_and_filters_by_state(stack, backfill):
+    # Before the repair below, so that D2's run is still failed. The API answers at most a page a call: a
+    # page of 1 must give the same runs, in the same order, as one call; the state filter is the API's own.
+    api = stack.api
+    every = api.runs(VERIFY)
+    assert len(every) >= 4  # yesterday's scheduled run and the three days of the backfill
+    assert [r["dag_run_id"] for r in api.runs(VERIFY, page_size=1)] == [r["dag_run_id"] for r in every]
+    failed = [r["dag_run_id"] for r in every if r["state"] == "failed"]
+    assert failed == [backfill[f"{D2:%Y-%m-%d}"]["dag_run_id"]]
+    assert [r["dag_run_id"] for r in api.runs(VERIFY, states=["failed"], page_size=1)] == failed
+    assert api.runs(VERIFY, states=["queued", "running"]) == []
+
+
 def test_a_failed_task_cleared_after_the_repair_runs_again_and_passes(stack, backfill):
     api = stack.api
     run_id = backfill[f"{D2:%Y-%m-%d}"]["dag_run_id"]
