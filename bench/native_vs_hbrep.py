@@ -126,6 +126,23 @@ FULL = Sizes(1_000_000, 10, 10, 3)
 QUICK = Sizes(20_000, 1, 1, 3, 0.5)
 
 
+ISSUE_SIZES = {"rows": "rows", "steady_min": "steady-load minutes", "outage_min": "outage minutes", "rounds": "rounds"}
+
+
+def departures(sz: Sizes) -> str:
+    """The issue's sizes that ``sz`` does not keep, each with the issue's value ("" when it keeps them all; the
+    light load is this bench's own, not the issue's)."""
+
+    def shown(value: float) -> str:
+        return f"{value:,}" if isinstance(value, int) else f"{value:g}"
+
+    return ", ".join(
+        f"{name} {shown(getattr(sz, key))} (the issue's {shown(getattr(FULL, key))})"
+        for key, name in ISSUE_SIZES.items()
+        if getattr(sz, key) != getattr(FULL, key)
+    )
+
+
 def sizes(quick: bool, env: dict[str, str] | None = None) -> Sizes:
     """The issue's sizes (or ``--quick``'s), each overridden by its BENCH_NATIVE_* variable when set."""
     env = dict(os.environ if env is None else env)
@@ -552,6 +569,7 @@ def _result(sz: Sizes, m: Measured, load_before: str) -> dict:
         ),
     }
     full = sz == FULL
+    not_the_issues = f"; NOT the issue's sizes: {off}" if (off := departures(sz)) else ""
     command = "make bench ONLY=native_vs_hbrep"
     if not full:
         command += (
@@ -563,7 +581,7 @@ def _result(sz: Sizes, m: Measured, load_before: str) -> dict:
         command += f" BENCH_NATIVE_BUDGET_MIN={os.environ['BENCH_NATIVE_BUDGET_MIN']}"
     return {
         "title": f"Real HBase → real HBase at scale, through the scheduler: HBase's native replication vs hbrep "
-        f"({ran.label()}{'' if full else '; NOT the full size of 1,000,000 rows, 10 + 10 minutes'})",
+        f"({ran.label()}{not_the_issues})",
         "command": command,
         "figures": f,
         "ratios": ratios,

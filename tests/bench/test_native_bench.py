@@ -71,13 +71,19 @@ def test_the_result_has_medians_spreads_ratios_and_says_when_it_is_not_the_full_
     assert ratios[f"hbrep / native: {bench.LAG_LIGHT} (target <= 2)"] == pytest.approx(0.5)
     assert f["hbrep: lag p50 in the 50% load's first / last minute (s, per round)"] == ", ".join(["1.0 / 60.0"] * 3)
     assert ratios["hbrep / native: catch-up time after the outage (target <= 1)"] == pytest.approx(11 / 25)
-    assert "NOT the full size" in result["title"] and "BENCH_NATIVE_ROWS=20000" in result["command"]
+    assert result["title"].endswith(
+        "; NOT the issue's sizes: rows 20,000 (the issue's 1,000,000), steady-load minutes 1 (the issue's 10), "
+        "outage minutes 1 (the issue's 10))"
+    )
+    assert "BENCH_NATIVE_ROWS=20000" in result["command"]
+    two = _synthetic_result(bench.Sizes(1_000_000, 10, 10, 2))  # only the rounds differ: only they are named
+    assert two["title"].endswith("; NOT the issue's sizes: rounds 2 (the issue's 3))"), two["title"]
     assert "BENCH_NATIVE_LIGHT_MIN=3" in result["command"]
     assert not any(note.startswith("Stopped early") for note in result["notes"])
     stopped = _synthetic_result(bench.FULL, ["round 3: TimeoutError: native: row not on B"])
     assert stopped["notes"][-1] == "Stopped early: round 3: TimeoutError: native: row not on B"
     full = _synthetic_result(bench.FULL)
-    assert "NOT the full size" not in full["title"] and full["command"] == "make bench ONLY=native_vs_hbrep"
+    assert "NOT the issue's sizes" not in full["title"] and full["command"] == "make bench ONLY=native_vs_hbrep"
     monkeypatch.setenv("BENCH_NATIVE_BUDGET_MIN", "70")  # a run the budget may cut says so in its command
     assert _synthetic_result(bench.FULL)["command"] == "make bench ONLY=native_vs_hbrep BENCH_NATIVE_BUDGET_MIN=70"
 
