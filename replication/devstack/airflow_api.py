@@ -110,7 +110,9 @@ class AirflowApi:
         """Every run of ``dag_id`` (all pages), oldest run-after first; ``run_type`` (``scheduled``, ``backfill``,
         ``manual``, ``asset_triggered``) and ``states`` (``queued``, ``running``, ...) filter. The API answers at
         most ``[api] maximum_page_limit`` runs (100) a call, so this reads page after page until the
-        ``total_entries`` it reports: a DAG that runs every minute has more than 100 runs within two hours."""
+        ``total_entries`` it reports: a DAG that runs every minute has more than 100 runs within two hours. The
+        pages are read one after another, so with ``states`` a run that changes state meanwhile may be missed:
+        a caller that waits for runs to end reads again until none is left."""
         params: dict[str, Any] = {"limit": page_size, "order_by": "run_after"}
         if run_type:
             params["run_type"] = run_type
