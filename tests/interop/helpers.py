@@ -158,9 +158,19 @@ def copy_wals(rootdir: Path, into: Path, *, headers_within_s: float | None = Non
     ``headers_within_s``: first wait, that long at most, until no WAL under WALs/ is empty. Admin's roll can
     return while the meta region's new WAL has no header yet (seen in CI: a 0-byte ``.meta`` WAL, on which
     HBase's WALPlayer fails with an EOFException in readHeader; hbrep reads it as a WAL with nothing yet).
+    A WAL can also be created between that wait and its copy (seen in CI too: the wait passed, WALPlayer still
+    met a copy without its magic), so a copy that is still empty is copied again while the time lasts, and one
+    empty to the end is left out, named on stdout: an empty file holds no entry for any reader to compare.
     """
-    if headers_within_s is not None:
-        wait_for_headers(rootdir / "WALs", headers_within_s)
+    if headers_within_s is None:
+        return _copy_every_wal(rootdir, into)
+    wait_for_headers(rootdir / "WALs", headers_within_s)
+    copies = _copy_every_wal(rootdir, into)
+    return _without_empty_copies(rootdir, into, copies, time.monotonic() + headers_within_s)
+
+
+def _copy_every_wal(rootdir: Path, into: Path) -> list[Path]:
+    """Copies of the WALs under WALs/ then oldWALs/ (see ``copy_wals``); a file gone from both is left out."""
     copies = []
     for sub in ("WALs", "oldWALs"):
         for wal in all_wals(rootdir, (sub,)):
@@ -172,6 +182,32 @@ def copy_wals(rootdir: Path, into: Path, *, headers_within_s: float | None = Non
                 continue
             copies.append(target)
     return copies
+
+
+def _without_empty_copies(rootdir: Path, into: Path, copies: list[Path], deadline: float) -> list[Path]:
+    """``copies`` with each empty one copied again from WALs/ or oldWALs/ until it has bytes or the deadline
+    passes; those still empty then are deleted, left out and named on stdout."""
+    while empty := [c for c in copies if c.stat().st_size == 0]:
+        if time.monotonic() >= deadline:
+            print(f"left out, still empty at the deadline: {[c.name for c in empty]}")
+            for copy in empty:
+                copy.unlink()
+            return [c for c in copies if c not in empty]
+        time.sleep(0.1)
+        for copy in empty:
+            _copy_again(rootdir, into, copy)
+    return copies
+
+
+def _copy_again(rootdir: Path, into: Path, copy: Path) -> None:
+    """Copy ``copy``'s WAL again from where it is now (WALs/ or, once archived, oldWALs/), if anywhere."""
+    relative = copy.relative_to(into)
+    for source in (rootdir / relative, rootdir / "oldWALs" / relative.name):
+        try:
+            shutil.copyfile(source, copy)
+            return
+        except FileNotFoundError:
+            continue
 
 
 def wait_for_headers(wals: Path, timeout_s: float) -> None:
