@@ -29,14 +29,16 @@ def test_sizes_are_the_issue_s_unless_quick_or_the_environment_says_otherwise():
     assert bench.sizes(False, {"BENCH_NATIVE_LIGHT_MIN": "5"}).light_min == 5
 
 
-def _synthetic_result(sizes: bench.Sizes, failures: list[str] | None = None) -> dict:
+def _synthetic_result(
+    sizes: bench.Sizes, failures: list[str] | None = None, catchup: dict[str, list[float]] | None = None
+) -> dict:
     m = bench.Measured(
         drain={"native": [10_000.0, 12_000.0, 11_000.0], "hbrep": [4_000.0, 5_000.0, 6_000.0]},
         drain_alone={"native": [20_000.0, 22_000.0, 21_000.0], "hbrep": [7_000.0, 9_000.0, 8_000.0]},
         lag={"native": [(0.3, 0.9, 1.2)] * 3, "hbrep": [(2.0, 6.0, 9.0)] * 3},
         lag_edges={"native": [(0.5, 40.0)] * 3, "hbrep": [(1.0, 60.0)] * 3},
         lag_light={"native": [(0.3, 1.0, 1.2)] * 3, "hbrep": [(0.2, 0.5, 0.9)] * 3},
-        catchup={"native": [20.0, 30.0, 25.0], "hbrep": [10.0, 12.0, 11.0]},
+        catchup=catchup or {"native": [20.0, 30.0, 25.0], "hbrep": [10.0, 12.0, 11.0]},
         cpu={side: [{k: (i + 1) * 10.0 for i, k in enumerate(KINDS)}] * 3 for side in bench.SIDES},
         cpu_together=[{k: 5.0 for k in KINDS}] * 3,
         ingest=[9_000.0] * 3,
@@ -106,6 +108,18 @@ def test_the_targets_table_says_which_goals_were_missed_by_how_much_quoting_cpu_
     assert "hbrep 280 CPU s per million rows drained alone" in drain
     assert f"missed by {(6.0 / 0.9) / 2:.1f}x" in lag
     assert lag_light.endswith("| met |") and catchup.endswith("| met |")
+
+
+def test_a_catch_up_missed_by_little_says_the_percentage_and_quotes_each_round(tmp_path):
+    catchup = {"native": [40.0, 30.0, 25.0], "hbrep": [26.0, 31.0, 38.0]}  # medians 31 and 30 s
+    result = _synthetic_result(bench.Sizes(20_000, 1, 1, 3), catchup=catchup)
+    (tmp_path / "native_vs_hbrep.json").write_text(json.dumps({"name": "native_vs_hbrep", **result}))
+    catch_up = next(line for line in registry._targets_table(tmp_path) if "catch-up after a peer outage" in line)
+    assert "**missed by 3%**: bounded by catch-up per round hbrep 26.0 / 31.0 / 38.0 s" in catch_up
+    assert "native 40.0 / 30.0 / 25.0 s" in catch_up
+    assert "the medians (31 / 30 s) are 1 s apart while one side's rounds spread over 15 s" in catch_up
+    assert "hbrep caught up first in 1 of 3 rounds" in catch_up
+    assert "hbrep 280 CPU s per million rows drained alone" in catch_up  # then what bounds a drain
 
 
 def test_py_spy_records_a_real_process_and_the_summary_names_its_function(tmp_path):
