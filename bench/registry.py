@@ -379,8 +379,11 @@ def _native_catch_up_bound(f: dict) -> str:
 
 
 def _missed_by(factor: float) -> str:
-    """How far a target was missed: a percentage under 1.1x (where "1.0x" would hide it), else a factor."""
-    return f"{factor - 1:.0%}" if factor < 1.1 else f"{factor:,.1f}x"
+    """How far a target was missed: a percentage under 1.1x (where "1.0x" would hide it; one decimal under 1%),
+    else a factor."""
+    if factor >= 1.1:
+        return f"{factor:,.1f}x"
+    return f"{factor - 1:.1%}" if factor < 1.01 else f"{factor - 1:.0%}"
 
 
 def _failover_events_bound(f: dict, label: str = "hbrep") -> str:

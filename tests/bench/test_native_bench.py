@@ -120,6 +120,7 @@ def test_a_catch_up_missed_by_little_says_the_percentage_and_quotes_each_round(t
     assert "the medians (31 / 30 s) are 1 s apart while one side's rounds spread over 15 s" in catch_up
     assert "hbrep caught up first in 1 of 3 rounds" in catch_up
     assert "hbrep 280 CPU s per million rows drained alone" in catch_up  # then what bounds a drain
+    assert [registry._missed_by(x) for x in (1.004, 1.043, 1.4)] == ["0.4%", "4%", "1.4x"]
 
 
 def test_py_spy_records_a_real_process_and_the_summary_names_its_function(tmp_path):
